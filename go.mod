@@ -1,0 +1,3 @@
+module github.com/lanleader/lanleader
+
+go 1.26

@@ -1,0 +1,106 @@
+package wire
+
+import "net/netip"
+
+// Layout of version 1 (all integers big-endian).
+//
+//	offset size field
+//	     0    2 magic        0x4C4C ("LL")
+//	     2    1 version      1
+//	     3    1 type         see Type
+//	     4    1 flags        see Flag*
+//	     5    1 reserved     sent as 0, ignored on receive
+//	     6    2 priority     sender's current priority
+//	     8    4 cluster id   ClusterID(cluster name)
+//	    12    8 node id      sender's node_id
+//	    20    8 term         sender's current term
+//	    28    4 incarnation  changes at each start of the sender
+//	    32    4 sequence     per-sender packet counter
+//	    36    - body         type-specific, see the Type constants
+//
+// One message travels in one datagram, so the body length is the datagram
+// length minus the header (and minus the authentication tag when FlagAuth is
+// set; the tag is handled outside Decode).
+const (
+	Magic      uint16 = 0x4C4C // first two bytes of every message, "LL"
+	Version    uint8  = 1      // the only version this package encodes and decodes
+	HeaderLen         = 36     // length of the fixed header that starts every message
+	MaxMembers        = 1024   // longest member list a ring body may carry
+)
+
+// Type is the message type. The numbers ARE THE PROTOCOL: this enum is
+// append-only, never renumber or reuse a value.
+type Type uint8
+
+const (
+	TypeInvalid         Type = 0  // never sent; the zero value, rejected by Decode and Append
+	TypeElection        Type = 1  // bully: "I am electing"; body empty (36 bytes)
+	TypeAnswer          Type = 2  // bully: "I am alive and larger, I take over"; body empty
+	TypeCoordinator     Type = 3  // "I lead with term"; body empty
+	TypeHeartbeat       Type = 4  // leader's heartbeat; body: interval_ms u32 (40 bytes)
+	TypeHeartbeatAck    Type = 5  // follower's ack; body: acked sequence u32 (40 bytes)
+	TypeResign          Type = 6  // leader steps down; body empty
+	TypeDiscover        Type = 7  // discovery beacon; body: addr len u8 (4|16), addr, port u16
+	TypeRingElection    Type = 8  // ring: body: origin u64, count u16, count × (id u64, priority u16)
+	TypeRingCoordinator Type = 9  // ring: body as TypeRingElection
+	TypeRingAck         Type = 10 // ring hop ack; body: acked sequence u32
+	TypeCRElection      Type = 11 // Chang–Roberts: body: candidate id u64, candidate priority u16
+	TypeCRElected       Type = 12 // Chang–Roberts: body as TypeCRElection
+	TypeHSProbe         Type = 13 // Hirschberg–Sinclair: candidate id u64, priority u16, phase u8, hops u16, dir u8
+	TypeHSReply         Type = 14 // Hirschberg–Sinclair: body as TypeHSProbe
+
+	// typeEnd is one past the last valid type. It must be written as an
+	// expression: a bare identifier here would repeat the previous constant
+	// expression (14), not continue a sequence, and reject TypeHSReply.
+	typeEnd = TypeHSReply + 1
+)
+
+// Flags are bits of the header's flags byte. Decode returns the byte as
+// received, undefined bits included; Append writes Message.Flags as is.
+const (
+	FlagAuth uint8 = 1 << 0 // an HMAC tag follows the body (handled outside Decode)
+)
+
+// Direction of a Hirschberg–Sinclair message.
+const (
+	DirLeft  uint8 = 0
+	DirRight uint8 = 1
+)
+
+// Member is one entry of a ring member list.
+type Member struct {
+	ID       uint64
+	Priority uint16
+}
+
+// Message is one decoded election message. Header fields are always set;
+// body fields are meaningful only for the types that carry them. Decode
+// zeroes every body field the decoded type does not carry (List is
+// truncated to length 0, keeping its capacity), so a Message can be reused
+// across Decode calls without keeping stale values. Append ignores the body
+// fields of other types.
+type Message struct {
+	Type        Type
+	Flags       uint8
+	Priority    uint16
+	Cluster     uint32
+	From        uint64
+	Term        uint64
+	Incarnation uint32
+	Seq         uint32
+
+	Interval uint32         // TypeHeartbeat: sender's heartbeat interval in milliseconds
+	AckSeq   uint32         // TypeHeartbeatAck, TypeRingAck: the sequence acknowledged
+	Addr     netip.AddrPort // TypeDiscover: the sender's memberlist address
+
+	// Chang–Roberts and Hirschberg–Sinclair.
+	CandID   uint64
+	CandPrio uint16
+	Phase    uint8
+	Hops     uint16
+	Dir      uint8
+
+	// Ring with live list: the initiator and the list collected so far.
+	Origin uint64
+	List   []Member
+}
