@@ -1,0 +1,553 @@
+package election
+
+import (
+	"math"
+	"time"
+
+	"github.com/lanleader/lanleader/detector"
+	"github.com/lanleader/lanleader/wire"
+)
+
+// never is a deadline that does not come.
+const never = time.Duration(math.MaxInt64)
+
+// candidate phases.
+type phase uint8
+
+const (
+	phaseNone     phase = iota
+	phaseElecting       // ELECTION sent, waiting up to T for an ANSWER
+	phaseAwaiting       // an ANSWER came, waiting for COORDINATOR
+)
+
+// Bully is the bully algorithm as a pure state machine. It never reads a
+// clock, opens a socket or starts a goroutine: time comes in with every
+// Step, and what must be done comes out as actions.
+//
+// Concurrency: not safe for concurrent use; one owner (the agent's event
+// loop, or the simulator) calls Step.
+type Bully struct {
+	cfg  Config
+	self Key
+	det  detector.Detector
+
+	state State
+	phase phase
+
+	// term is the term of the leadership this node last recognised (or
+	// holds); termLeader and termLeaderKey name that leadership and stay
+	// set while the node is leaderless, so that a second claim to the same
+	// term is accepted only from a larger key.
+	term          uint64
+	termLeader    NodeID
+	termLeaderKey Key
+	// maxSeen is the highest term seen in any message; a new coordinator
+	// takes max(term, maxSeen)+1.
+	maxSeen uint64
+
+	leader    NodeID // 0 while no leader is known
+	leaderKey Key
+
+	members  map[NodeID]Key           // live members other than this node
+	excluded map[NodeID]time.Duration // suspected or resigned: not awaited in elections until then
+
+	started   time.Duration
+	holdUntil time.Duration // resign hold-off: no answers, no elections before this
+	// settleUntil: before this time the node's view may miss an election
+	// that is already under way (it has just started, or ignored everyone
+	// during a hold-off), so even with no larger member it waits T for
+	// claims in flight before it claims itself.
+	settleUntil time.Duration
+	conflict    bool
+
+	armed    [numTimers]bool
+	deadline [numTimers]time.Duration
+
+	now  time.Duration
+	acts []Action
+}
+
+// NewBully returns a machine for cfg after filling its defaults and
+// validating it. The machine does nothing until it is given EvStart.
+func NewBully(cfg Config) (*Bully, error) {
+	cfg.fill()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	det := cfg.Detector
+	if det == nil {
+		det = detector.NewFixed(detector.FixedConfig{Timeout: cfg.SuspectAfter})
+	}
+	return &Bully{
+		cfg:      cfg,
+		self:     Key{Priority: cfg.Priority, ID: cfg.ID},
+		det:      det,
+		state:    StateStarting,
+		members:  make(map[NodeID]Key),
+		excluded: make(map[NodeID]time.Duration),
+	}, nil
+}
+
+// Config returns the machine's configuration with its defaults filled in.
+func (b *Bully) Config() Config { return b.cfg }
+
+// Status returns the machine's current view.
+func (b *Bully) Status() Status {
+	return Status{Self: b.self, State: b.state, Term: b.term, Leader: b.leader, LeaderKey: b.leaderKey}
+}
+
+// Members returns the keys of the live members the machine knows, other
+// than itself, in no particular order, appended to dst.
+func (b *Bully) Members(dst []Key) []Key {
+	for _, k := range b.members {
+		dst = append(dst, k)
+	}
+	return dst
+}
+
+// Step feeds one event that happened at now (on this node's monotonic
+// clock) and returns what the driver must do, in order. The returned
+// slice is reused by the next Step.
+func (b *Bully) Step(now time.Duration, ev Event) []Action {
+	b.acts = b.acts[:0]
+	if now > b.now {
+		b.now = now
+	}
+	switch ev.Kind {
+	case EvStart:
+		b.start()
+	case EvMessage:
+		b.onMessage(&ev.Msg)
+	case EvTimer:
+		if ev.Timer < numTimers && b.armed[ev.Timer] && b.now >= b.deadline[ev.Timer] {
+			b.armed[ev.Timer] = false
+			b.onTimer(ev.Timer)
+		}
+	case EvMemberUp:
+		b.onMemberUp(ev.Member)
+	case EvMemberDown:
+		b.onMemberDown(ev.Member.ID)
+	case EvSuspectLeader:
+		if b.leader != 0 && b.leader != b.self.ID {
+			b.suspectLeader()
+		}
+	case EvResign:
+		if b.state == StateLeader {
+			b.resign()
+		}
+	case EvSetPriority:
+		b.onSetPriority(ev.Priority)
+	case EvConflict:
+		b.onConflict(ev.On)
+	}
+	return b.acts
+}
+
+// --- lifecycle -------------------------------------------------------------
+
+// start begins the listen period: a node that has just (re)started first
+// listens for a leader, and runs an election when none speaks up.
+func (b *Bully) start() {
+	b.started = b.now
+	b.settleUntil = b.now + b.cfg.StartupWait
+	b.setState(StateStarting)
+	b.setTimer(TimerStartup, b.now+b.cfg.StartupWait)
+	if b.cfg.Preempt && b.cfg.PreemptDelay > 0 {
+		b.setTimer(TimerPreempt, b.now+b.cfg.PreemptDelay)
+	}
+}
+
+func (b *Bully) onTimer(t TimerKind) {
+	switch t {
+	case TimerStartup:
+		if b.state == StateStarting && b.leader == 0 {
+			b.startElection()
+		}
+	case TimerAnswer:
+		// Step 2: no ANSWER within T, this node is the coordinator.
+		if b.state == StateCandidate && b.phase == phaseElecting {
+			b.becomeLeader()
+		}
+	case TimerCoordinator:
+		// Step 3: an ANSWER came but no COORDINATOR: a new election.
+		if b.state == StateCandidate && b.phase == phaseAwaiting {
+			b.startElection()
+		}
+	case TimerHeartbeat:
+		if b.state == StateLeader {
+			b.broadcast(wire.TypeHeartbeat, ScopeAll, len(b.members))
+			b.setTimer(TimerHeartbeat, b.now+b.cfg.HeartbeatInterval)
+		}
+	case TimerSuspect:
+		if b.leader != 0 && b.leader != b.self.ID {
+			if b.det.Suspect(b.now) {
+				b.suspectLeader()
+			} else if at, ok := b.det.SuspectAt(); ok {
+				b.setTimer(TimerSuspect, at)
+			}
+		}
+	case TimerPreempt:
+		b.reconsider()
+	}
+}
+
+// reconsider runs when a hold-off or the preempt delay ends: a node with
+// no leader elects, a node larger than its leader takes over.
+func (b *Bully) reconsider() {
+	if b.holding() || b.conflict || b.state == StateCandidate || b.state == StateLeader {
+		return
+	}
+	if b.leader == 0 {
+		if b.state != StateStarting {
+			b.startElection()
+		}
+		return
+	}
+	b.maybePreempt()
+}
+
+// --- messages --------------------------------------------------------------
+
+func (b *Bully) onMessage(m *wire.Message) {
+	if m.From == b.self.ID || m.From == 0 {
+		return
+	}
+	if m.Term > b.maxSeen {
+		b.maxSeen = m.Term
+	}
+	k := Key{Priority: m.Priority, ID: m.From}
+	if _, ok := b.members[k.ID]; ok {
+		b.members[k.ID] = k
+	}
+	// It speaks, so it is no longer suspected; a resign hold-off is a
+	// promise of silence, so it stands until it ends.
+	if until, ok := b.excluded[k.ID]; ok && until == never {
+		delete(b.excluded, k.ID)
+	}
+	if b.state == StateLeader && m.Term > b.term && m.Type != wire.TypeCoordinator && m.Type != wire.TypeHeartbeat {
+		// Someone has seen a later term than ours (a leader that has since
+		// died): our claims would look stale to it. Lead on under a fresh
+		// term so that everyone can follow.
+		b.becomeLeader()
+	}
+	switch m.Type {
+	case wire.TypeElection:
+		b.onElection(k, m.Term)
+	case wire.TypeAnswer:
+		b.onAnswer(k)
+	case wire.TypeCoordinator, wire.TypeHeartbeat:
+		b.onClaim(k, m.Term)
+	case wire.TypeResign:
+		b.onResign(k, m.Term)
+	}
+}
+
+// onElection is step 4: ELECTION from a smaller key is answered, and the
+// node runs its own election unless one is already running. ELECTION from
+// a larger key is not for this node (multicast reaches every member).
+func (b *Bully) onElection(from Key, term uint64) {
+	if !from.Less(b.self) || b.holding() || b.conflict {
+		return
+	}
+	b.send(from.ID, wire.TypeAnswer)
+	switch b.state {
+	case StateLeader:
+		// A leader's election would end with itself. A sender that is
+		// behind only needs to hear who leads. A sender that has seen our
+		// term and still elects either suspects us or cannot accept our
+		// claim (it recognised a larger leader for this term, now gone):
+		// the election ends here, under a fresh term everyone accepts.
+		if term < b.term {
+			b.send(from.ID, wire.TypeCoordinator)
+		} else {
+			b.becomeLeader()
+		}
+	case StateCandidate:
+	default:
+		b.startElection()
+	}
+}
+
+func (b *Bully) onAnswer(from Key) {
+	if b.state != StateCandidate || b.phase != phaseElecting || !b.self.Less(from) {
+		return
+	}
+	b.phase = phaseAwaiting
+	b.cancelTimer(TimerAnswer)
+	b.setTimer(TimerCoordinator, b.now+b.cfg.CoordinatorTimeout)
+}
+
+// onClaim handles COORDINATOR and HEARTBEAT, both a claim to lead with a
+// term. A higher term wins; on an equal term the larger key wins; a node
+// never recognises two leaders of one term unless the second is larger.
+func (b *Bully) onClaim(from Key, term uint64) {
+	accept := term > b.term ||
+		term == b.term && (b.termLeader == 0 || from.ID == b.termLeader || b.termLeaderKey.Less(from))
+	if !accept {
+		if b.state == StateLeader {
+			// A stale or smaller leader: tell it who leads now.
+			b.send(from.ID, wire.TypeCoordinator)
+		}
+		return
+	}
+	b.follow(from, term)
+	b.maybePreempt()
+}
+
+func (b *Bully) onResign(from Key, term uint64) {
+	// The resigner stays out of elections for its hold-off, counted from
+	// when it sent RESIGN. Stop leaving it out a little earlier (T, which
+	// is more than one packet delay) so that it is never left out after it
+	// may have come back: a node that came back is always awaited.
+	b.excluded[from.ID] = b.now + b.cfg.ResignHoldoff - b.cfg.AnswerTimeout
+	if from.ID == b.leader && term >= b.term {
+		b.suspectLeader()
+	}
+}
+
+// --- membership --------------------------------------------------------------
+
+func (b *Bully) onMemberUp(k Key) {
+	if k.ID == b.self.ID || k.ID == 0 {
+		return
+	}
+	b.members[k.ID] = k
+	if k.ID == b.leader {
+		b.leaderKey = k
+		b.maybePreempt()
+	}
+}
+
+func (b *Bully) onMemberDown(id NodeID) {
+	if id == b.self.ID {
+		return
+	}
+	delete(b.members, id)
+	delete(b.excluded, id)
+	if id == b.leader {
+		b.suspectLeader()
+		return
+	}
+	// The last larger node we were waiting for is gone: no need to wait T.
+	if b.state == StateCandidate && b.phase == phaseElecting && b.largerCount() == 0 && b.now >= b.settleUntil {
+		b.becomeLeader()
+	}
+}
+
+func (b *Bully) onSetPriority(p uint16) {
+	if p == b.self.Priority {
+		return
+	}
+	b.self.Priority = p
+	if b.state == StateLeader {
+		b.termLeaderKey, b.leaderKey = b.self, b.self
+		// Tell everyone now rather than at the next heartbeat, so that a
+		// larger node can take over at once.
+		b.broadcast(wire.TypeHeartbeat, ScopeAll, len(b.members))
+		return
+	}
+	b.maybePreempt()
+}
+
+// onConflict: while another live node has our node_id, neither may lead.
+func (b *Bully) onConflict(on bool) {
+	if on == b.conflict {
+		return
+	}
+	b.conflict = on
+	if on {
+		if b.state == StateLeader {
+			b.broadcast(wire.TypeResign, ScopeAll, len(b.members))
+			b.cancelTimer(TimerHeartbeat)
+			b.leader, b.leaderKey = 0, Key{}
+			b.emit(Action{Kind: ActFollow, Term: b.term})
+		}
+		b.cancelTimer(TimerAnswer)
+		b.cancelTimer(TimerCoordinator)
+		b.cancelTimer(TimerStartup)
+		b.phase = phaseNone
+		b.state = StateConflict
+		return
+	}
+	if b.leader != 0 {
+		b.setState(StateFollower)
+		b.maybePreempt()
+		return
+	}
+	b.setState(StateFollower)
+	b.startElection()
+}
+
+// --- transitions -------------------------------------------------------------
+
+// startElection is step 1: ELECTION to every live node with a larger key,
+// then wait T for an ANSWER. With no such node the wait is pointless and
+// this node is the coordinator at once (the textbook's best case).
+func (b *Bully) startElection() {
+	if b.holding() || b.conflict {
+		return
+	}
+	b.cancelTimer(TimerStartup)
+	b.cancelTimer(TimerCoordinator)
+	b.setState(StateCandidate)
+	n := b.largerCount()
+	if n == 0 && b.now >= b.settleUntil {
+		b.becomeLeader()
+		return
+	}
+	b.phase = phaseElecting
+	if n > 0 {
+		b.broadcast(wire.TypeElection, ScopeLarger, n)
+	}
+	b.setTimer(TimerAnswer, max(b.now+b.cfg.AnswerTimeout, b.settleUntil))
+}
+
+// becomeLeader: step 2, or the end of a preemption. The term is one more
+// than any term seen.
+func (b *Bully) becomeLeader() {
+	b.term = max(b.term, b.maxSeen) + 1
+	b.maxSeen = b.term
+	b.termLeader, b.termLeaderKey = b.self.ID, b.self
+	b.leader, b.leaderKey = b.self.ID, b.self
+	b.phase = phaseNone
+	b.cancelTimer(TimerAnswer)
+	b.cancelTimer(TimerCoordinator)
+	b.cancelTimer(TimerStartup)
+	b.cancelTimer(TimerSuspect)
+	b.det.Reset()
+	b.setState(StateLeader)
+	b.broadcast(wire.TypeCoordinator, ScopeAll, len(b.members))
+	b.emit(Action{Kind: ActBecomeLeader, Term: b.term})
+	b.setTimer(TimerHeartbeat, b.now+b.cfg.HeartbeatInterval)
+}
+
+// follow records leader k with term and feeds its claim to the detector.
+func (b *Bully) follow(k Key, term uint64) {
+	changed := b.leader != k.ID || b.term != term || b.state == StateLeader
+	if b.state == StateLeader {
+		b.cancelTimer(TimerHeartbeat)
+	}
+	b.term = term
+	b.termLeader, b.termLeaderKey = k.ID, k
+	b.leader, b.leaderKey = k.ID, k
+	b.phase = phaseNone
+	b.cancelTimer(TimerAnswer)
+	b.cancelTimer(TimerCoordinator)
+	b.cancelTimer(TimerStartup)
+	wasState := b.state
+	b.setState(StateFollower)
+	if changed || wasState != b.state {
+		b.det.Reset()
+		b.emit(Action{Kind: ActFollow, Leader: k.ID, Term: term})
+	}
+	b.det.Observe(b.now)
+	if at, ok := b.det.SuspectAt(); ok {
+		b.setTimer(TimerSuspect, at)
+	}
+}
+
+// suspectLeader: the leader is thought dead (detector, membership, or its
+// RESIGN). It is not awaited in the election that follows.
+func (b *Bully) suspectLeader() {
+	if _, ok := b.excluded[b.leader]; !ok {
+		b.excluded[b.leader] = never
+	}
+	b.leader, b.leaderKey = 0, Key{}
+	b.cancelTimer(TimerSuspect)
+	b.det.Reset()
+	b.setState(StateFollower)
+	b.emit(Action{Kind: ActFollow, Term: b.term})
+	b.startElection()
+}
+
+// resign: a leader hands over. It tells everyone, and stays out of
+// elections for the hold-off so that leadership really moves.
+func (b *Bully) resign() {
+	b.broadcast(wire.TypeResign, ScopeAll, len(b.members))
+	b.cancelTimer(TimerHeartbeat)
+	b.holdUntil = b.now + b.cfg.ResignHoldoff
+	// An election it ignored just before the hold-off ended ends with a
+	// claim within T plus two packet delays (less than 2T) of that end.
+	b.settleUntil = b.holdUntil + 2*b.cfg.AnswerTimeout
+	b.leader, b.leaderKey = 0, Key{}
+	b.setState(StateFollower)
+	b.emit(Action{Kind: ActFollow, Term: b.term})
+	b.setTimer(TimerPreempt, b.holdUntil)
+}
+
+// maybePreempt is step 5: a node whose key is larger than its leader's
+// takes over, unless preemption is off, delayed, or held off.
+func (b *Bully) maybePreempt() {
+	if !b.cfg.Preempt || b.leader == 0 || b.leader == b.self.ID || !b.leaderKey.Less(b.self) {
+		return
+	}
+	if b.holding() || b.conflict || b.state == StateCandidate {
+		return
+	}
+	if b.now < b.started+b.cfg.PreemptDelay {
+		b.setTimer(TimerPreempt, b.started+b.cfg.PreemptDelay)
+		return
+	}
+	b.startElection()
+}
+
+// --- helpers ------------------------------------------------------------------
+
+func (b *Bully) holding() bool { return b.now < b.holdUntil }
+
+// largerCount counts the live members with a larger key that are not
+// suspected or holding off.
+func (b *Bully) largerCount() int {
+	n := 0
+	for id, k := range b.members {
+		if !b.self.Less(k) {
+			continue
+		}
+		if until, ok := b.excluded[id]; ok && b.now < until {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+func (b *Bully) setState(s State) {
+	if b.conflict {
+		s = StateConflict
+	}
+	b.state = s
+	if s != StateCandidate {
+		b.phase = phaseNone
+	}
+}
+
+func (b *Bully) header(t wire.Type) wire.Message {
+	return wire.Message{Type: t, From: b.self.ID, Priority: b.self.Priority, Term: b.term}
+}
+
+func (b *Bully) send(to NodeID, t wire.Type) {
+	b.emit(Action{Kind: ActSend, To: to, Msg: b.header(t), Count: 1})
+}
+
+func (b *Bully) broadcast(t wire.Type, scope Scope, count int) {
+	m := b.header(t)
+	if t == wire.TypeHeartbeat {
+		m.Interval = uint32(b.cfg.HeartbeatInterval / time.Millisecond)
+	}
+	b.emit(Action{Kind: ActBroadcast, Msg: m, Scope: scope, Count: count})
+}
+
+func (b *Bully) setTimer(t TimerKind, at time.Duration) {
+	b.armed[t], b.deadline[t] = true, at
+	b.emit(Action{Kind: ActSetTimer, Timer: t, At: at})
+}
+
+func (b *Bully) cancelTimer(t TimerKind) {
+	if !b.armed[t] {
+		return
+	}
+	b.armed[t] = false
+	b.emit(Action{Kind: ActCancelTimer, Timer: t})
+}
+
+func (b *Bully) emit(a Action) { b.acts = append(b.acts, a) }

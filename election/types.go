@@ -1,0 +1,188 @@
+package election
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lanleader/lanleader/wire"
+)
+
+// NodeID is a node's numeric identity, unique in the cluster. 0 means "none".
+type NodeID = uint64
+
+// Key orders nodes for the election: the larger key wins. It is compared
+// by Priority first, then by ID, so that two nodes never compare equal.
+type Key struct {
+	Priority uint16
+	ID       NodeID
+}
+
+// Less reports whether k orders before o.
+func (k Key) Less(o Key) bool {
+	if k.Priority != o.Priority {
+		return k.Priority < o.Priority
+	}
+	return k.ID < o.ID
+}
+
+func (k Key) String() string { return fmt.Sprintf("%d/%d", k.Priority, k.ID) }
+
+// State is a node's role as shown in /status and metrics.
+type State uint8
+
+// The states. Their String forms are part of the /status contract.
+const (
+	StateStarting  State = iota // just started, listening for a leader
+	StateFollower               // follows a leader, or waits for one (leader 0)
+	StateCandidate              // an election of its own is under way
+	StateLeader                 // leads
+	StateConflict               // another live node has the same node_id
+)
+
+var stateNames = [...]string{"starting", "follower", "candidate", "leader", "conflict"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", s)
+}
+
+// TimerKind names one of the machine's timers. At most one timer of each
+// kind is armed at a time; setting it again moves its deadline.
+type TimerKind uint8
+
+// The timers.
+const (
+	TimerStartup     TimerKind = iota // end of the listen period after start
+	TimerAnswer                       // T: the wait for ANSWER after ELECTION
+	TimerCoordinator                  // the wait for COORDINATOR after an ANSWER
+	TimerHeartbeat                    // leader: next HEARTBEAT
+	TimerSuspect                      // follower: the detector's suspicion deadline
+	TimerPreempt                      // end of preempt_delay or of a resign hold-off
+	numTimers
+)
+
+var timerNames = [...]string{"startup", "answer", "coordinator", "heartbeat", "suspect", "preempt"}
+
+func (t TimerKind) String() string {
+	if int(t) < len(timerNames) {
+		return timerNames[t]
+	}
+	return fmt.Sprintf("timer(%d)", t)
+}
+
+// EventKind says what happened.
+type EventKind uint8
+
+// The events a machine accepts.
+const (
+	EvStart         EventKind = iota // the node has just started (or restarted)
+	EvMessage                        // a message arrived: Event.Msg
+	EvTimer                          // a timer set earlier fired: Event.Timer
+	EvMemberUp                       // a member joined or changed its key: Event.Member
+	EvMemberDown                     // a member left or was declared dead: Event.Member.ID
+	EvSuspectLeader                  // something outside (membership) suspects the leader
+	EvResign                         // the operator asks the leader to hand over
+	EvSetPriority                    // this node's own priority changed: Event.Priority
+	EvConflict                       // a duplicate node_id was seen (Event.On) or cleared
+)
+
+var eventNames = [...]string{"start", "message", "timer", "member-up", "member-down", "suspect-leader", "resign", "set-priority", "conflict"}
+
+func (e EventKind) String() string {
+	if int(e) < len(eventNames) {
+		return eventNames[e]
+	}
+	return fmt.Sprintf("event(%d)", e)
+}
+
+// Event is the input of Step.
+type Event struct {
+	Kind     EventKind
+	Msg      wire.Message // EvMessage
+	Timer    TimerKind    // EvTimer
+	Member   Key          // EvMemberUp, EvMemberDown (ID only)
+	Priority uint16       // EvSetPriority
+	On       bool         // EvConflict
+}
+
+// ActionKind says what the driver must do.
+type ActionKind uint8
+
+// The actions a machine asks for.
+const (
+	ActSend         ActionKind = iota // send Msg to node To (unicast)
+	ActBroadcast                      // send Msg to the members of Scope (one multicast packet)
+	ActSetTimer                       // arm Timer to fire at At (replacing an earlier deadline)
+	ActCancelTimer                    // disarm Timer
+	ActBecomeLeader                   // this node now leads with Term
+	ActFollow                         // this node no longer leads; it follows Leader (0: none known) at Term
+)
+
+var actionNames = [...]string{"send", "broadcast", "set-timer", "cancel-timer", "become-leader", "follow"}
+
+func (a ActionKind) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return fmt.Sprintf("action(%d)", a)
+}
+
+// Scope says who a broadcast is for. Over multicast the packet reaches
+// every member and receivers filter by key; a unicast fan-out sends it
+// only to the members of the scope.
+type Scope uint8
+
+// The scopes.
+const (
+	ScopeAll    Scope = iota // every other member
+	ScopeLarger              // members whose key is larger than the sender's
+)
+
+func (s Scope) String() string {
+	if s == ScopeLarger {
+		return "larger"
+	}
+	return "all"
+}
+
+// Action is one output of Step.
+type Action struct {
+	Kind   ActionKind
+	To     NodeID       // ActSend
+	Msg    wire.Message // ActSend, ActBroadcast: Type, From, Priority, Term and body are set
+	Scope  Scope        // ActBroadcast
+	Count  int          // ActSend: 1; ActBroadcast: recipients in the machine's view (the algorithm's message count)
+	Timer  TimerKind    // ActSetTimer, ActCancelTimer
+	At     time.Duration
+	Term   uint64 // ActBecomeLeader, ActFollow
+	Leader NodeID // ActFollow
+}
+
+func (a Action) String() string {
+	switch a.Kind {
+	case ActSend:
+		return fmt.Sprintf("send %v to %d term=%d", a.Msg.Type, a.To, a.Msg.Term)
+	case ActBroadcast:
+		return fmt.Sprintf("broadcast %v to %v (%d) term=%d", a.Msg.Type, a.Scope, a.Count, a.Msg.Term)
+	case ActSetTimer:
+		return fmt.Sprintf("set-timer %v at %v", a.Timer, a.At)
+	case ActCancelTimer:
+		return fmt.Sprintf("cancel-timer %v", a.Timer)
+	case ActBecomeLeader:
+		return fmt.Sprintf("become-leader term=%d", a.Term)
+	case ActFollow:
+		return fmt.Sprintf("follow leader=%d term=%d", a.Leader, a.Term)
+	}
+	return a.Kind.String()
+}
+
+// Status is a snapshot of a machine's view, for /status and tests.
+type Status struct {
+	Self      Key
+	State     State
+	Term      uint64
+	Leader    NodeID // 0 while no leader is known
+	LeaderKey Key
+}
