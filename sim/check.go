@@ -1,0 +1,181 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// maxViolations bounds how many violations a Checker keeps in full.
+const maxViolations = 20
+
+// Checker checks the safety invariants after every step of every node:
+//
+//  1. Leaderships are unique per term as far as the protocol can make
+//     them: a node never recognises a second leader for a term it already
+//     has a leader for unless the second has the larger key (so each node's
+//     sequence of recognised leaderships grows strictly in (term, key));
+//     and two nodes that become leader with the same term are counted in
+//     DupTerms. Without a majority (quorum mode) a partition or a lost
+//     ANSWER can make two sides pick the same next term, so DupTerms must
+//     be 0 only where the textbook's assumptions hold (reliable channels,
+//     bounded delays, no pauses); tests assert exactly that.
+//  3. Terms never decrease at any node (within one incarnation: a node
+//     that crashes and restarts has lost its memory).
+//
+// Invariant 2 (convergence after the last fault) is Converged.
+type Checker struct {
+	s          *Sim
+	views      []view
+	claims     map[uint64]claim // term -> first node that led with it
+	Violations []string
+	// Count of every violation, including those not kept in full.
+	Count int
+	// DupTerms counts leaderships that took a term another node had
+	// already led with.
+	DupTerms int
+	// Leaderships counts every time a node became leader.
+	Leaderships int
+}
+
+type view struct {
+	// The last leadership this incarnation recognised.
+	term uint64
+	lead election.NodeID
+	key  election.Key
+}
+
+type claim struct {
+	node election.NodeID
+	at   time.Duration
+}
+
+func newChecker(s *Sim) *Checker {
+	return &Checker{s: s, views: make([]view, len(s.nodes)), claims: make(map[uint64]claim)}
+}
+
+func (c *Checker) violate(format string, args ...any) {
+	c.Count++
+	if len(c.Violations) < maxViolations {
+		c.Violations = append(c.Violations, fmt.Sprintf("t=%v ", c.s.now)+fmt.Sprintf(format, args...))
+	}
+	c.s.tracef("VIOLATION "+format, args...)
+}
+
+func (c *Checker) nodeUp(i int)   { c.views[i] = view{} }
+func (c *Checker) nodeDown(i int) {}
+func (c *Checker) observe()       {}
+
+// afterStep checks one node's transition from before to after.
+func (c *Checker) afterStep(i int, before, after election.Status) {
+	id := c.s.nodes[i].key.ID
+	if after.Term < before.Term {
+		c.violate("invariant 3: n%d term went down from %d to %d", id, before.Term, after.Term)
+	}
+	v := &c.views[i]
+	if after.Leader != 0 && after.Leader == v.lead && after.Term == v.term {
+		// The same leadership; its key may have changed (a health check).
+		v.key = after.LeaderKey
+	}
+	if after.Leader != 0 && (after.Leader != before.Leader || after.Term != before.Term) {
+		ok := after.Term > v.term ||
+			after.Term == v.term && (after.Leader == v.lead || v.key.Less(after.LeaderKey))
+		if v.lead != 0 && !ok {
+			c.violate("invariant 1: n%d recognised n%d (key %v) for term %d after n%d (key %v) for term %d",
+				id, after.Leader, after.LeaderKey, after.Term, v.lead, v.key, v.term)
+		}
+		v.term, v.lead, v.key = after.Term, after.Leader, after.LeaderKey
+	}
+	if after.State == election.StateLeader && (before.State != election.StateLeader || before.Term != after.Term) {
+		c.Leaderships++
+		if prev, ok := c.claims[after.Term]; ok && prev.node != id {
+			c.DupTerms++
+			c.s.tracef("DUP-TERM n%d leads with term %d, as n%d did at %v", id, after.Term, prev.node, prev.at)
+		} else if !ok {
+			c.claims[after.Term] = claim{node: id, at: c.s.now}
+		}
+	}
+}
+
+// Converged checks invariant 2 now: the live, awake nodes have exactly one
+// leader, every one of them follows it with its term, and (when
+// largestWins) it is the largest key among them. It returns nil or an
+// error that lists every node's view.
+func (s *Sim) Converged(largestWins bool) error {
+	var live []int
+	for i, n := range s.nodes {
+		if n.up && !n.paused {
+			live = append(live, i)
+		}
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	var leaders []int
+	best := live[0]
+	for _, i := range live {
+		if s.nodes[best].key.Less(s.nodes[i].key) {
+			best = i
+		}
+		if s.nodes[i].m.Status().State == election.StateLeader {
+			leaders = append(leaders, i)
+		}
+	}
+	var problem string
+	switch {
+	case len(leaders) != 1:
+		problem = fmt.Sprintf("%d leaders", len(leaders))
+	case largestWins && leaders[0] != best:
+		problem = fmt.Sprintf("leader n%d is not the largest live key n%d", s.nodes[leaders[0]].key.ID, s.nodes[best].key.ID)
+	default:
+		ls := s.nodes[leaders[0]].m.Status()
+		for _, i := range live {
+			st := s.nodes[i].m.Status()
+			if st.Leader != ls.Self.ID || st.Term != ls.Term {
+				problem = fmt.Sprintf("n%d follows n%d term %d, not n%d term %d", st.Self.ID, st.Leader, st.Term, ls.Self.ID, ls.Term)
+				break
+			}
+		}
+	}
+	if problem == "" {
+		return nil
+	}
+	return fmt.Errorf("not converged: %s; %s", problem, s.Describe())
+}
+
+// Describe lists every node's view on one line.
+func (s *Sim) Describe() string {
+	var b strings.Builder
+	for i, n := range s.nodes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		switch {
+		case !n.up:
+			fmt.Fprintf(&b, "n%d down", n.key.ID)
+		default:
+			st := n.m.Status()
+			fmt.Fprintf(&b, "n%d(%v) %v leader=n%d term=%d", n.key.ID, n.key, st.State, st.Leader, st.Term)
+			if n.paused {
+				b.WriteString(" paused")
+			}
+		}
+	}
+	return b.String()
+}
+
+// LiveLeaders returns the ids of the nodes that are up and think they lead,
+// sorted.
+func (s *Sim) LiveLeaders() []election.NodeID {
+	var out []election.NodeID
+	for _, n := range s.nodes {
+		if n.up && n.m.Status().State == election.StateLeader {
+			out = append(out, n.key.ID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,347 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// FaultKind is one kind of fault a schedule injects.
+type FaultKind uint8
+
+// The faults.
+const (
+	FaultCrash     FaultKind = iota // Node crashes (loses its memory)
+	FaultRestart                    // Node restarts (if down)
+	FaultPause                      // Node pauses for Dur, then resumes with stale state
+	FaultPartition                  // Side is cut from the rest, both ways, for Dur
+	FaultOneWay                     // packets from Side to the rest are dropped for Dur
+	FaultLoss                       // every packet copy is lost with probability P for Dur
+	FaultDup                        // every packet copy is duplicated with probability P for Dur
+	FaultDelay                      // one-way delays spread up to Delay for Dur (reordering)
+	FaultResign                     // the leader (Node -1) or Node is asked to resign
+	FaultPriority                   // Node's priority becomes Prio (a health check)
+)
+
+var faultNames = [...]string{"crash", "restart", "pause", "partition", "one-way", "loss", "dup", "delay", "resign", "priority"}
+
+func (k FaultKind) String() string { return faultNames[k] }
+
+// Fault is one scheduled fault. Node -1 means "whichever node leads then"
+// (the largest if several do, a random live node if none does).
+type Fault struct {
+	At    time.Duration
+	Kind  FaultKind
+	Node  int
+	Side  []int
+	Dur   time.Duration
+	P     float64
+	Delay time.Duration
+	Prio  uint16
+}
+
+func (f Fault) String() string {
+	s := fmt.Sprintf("%v %v", f.At, f.Kind)
+	switch f.Kind {
+	case FaultCrash, FaultRestart, FaultResign:
+		s += fmt.Sprintf(" node=%d", f.Node)
+	case FaultPause:
+		s += fmt.Sprintf(" node=%d for %v", f.Node, f.Dur)
+	case FaultPartition, FaultOneWay:
+		s += fmt.Sprintf(" side=%v for %v", f.Side, f.Dur)
+	case FaultLoss, FaultDup:
+		s += fmt.Sprintf(" p=%.2f for %v", f.P, f.Dur)
+	case FaultDelay:
+		s += fmt.Sprintf(" max=%v for %v", f.Delay, f.Dur)
+	case FaultPriority:
+		s += fmt.Sprintf(" node=%d prio=%d", f.Node, f.Prio)
+	}
+	return s
+}
+
+// Schedule is a cluster and the faults it goes through: everything a run
+// depends on. Generate makes one from a seed.
+type Schedule struct {
+	Seed   uint64
+	Config Config
+	Faults []Fault
+	// FaultEnd is when every fault is over: cuts healed, loss and
+	// duplication off, delays back to normal, paused nodes resumed, and the
+	// nodes of RestartAtEnd restarted.
+	FaultEnd     time.Duration
+	RestartAtEnd []int
+	// Reliable: the schedule keeps the textbook's assumptions (no loss, no
+	// partition, no pause, delays within T/2), so no two nodes may ever
+	// lead with the same term.
+	Reliable bool
+}
+
+// Describe prints the schedule, one fault a line.
+func (sch Schedule) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d: %d nodes, phi=%v, net %v..%v\n", sch.Seed, len(sch.Config.Nodes), sch.Config.Phi, sch.Config.Net.DelayMin, sch.Config.Net.DelayMax)
+	for _, n := range sch.Config.Nodes {
+		fmt.Fprintf(&b, "  node %v preempt=%v\n", n.Key, n.Preempt)
+	}
+	for _, f := range sch.Faults {
+		fmt.Fprintf(&b, "  %v\n", f)
+	}
+	fmt.Fprintf(&b, "  %v faults end; restart %v; reliable=%v\n", sch.FaultEnd, sch.RestartAtEnd, sch.Reliable)
+	return b.String()
+}
+
+// DefaultTiming is the election timing the schedules use: the agent's
+// defaults.
+func DefaultTiming() election.Config {
+	c := election.DefaultConfig(1)
+	c.ID, c.Priority = 0, 0
+	return c
+}
+
+// Generate makes the random schedule of seed: 3 to 16 nodes, mostly
+// preempting, then 1 to 12 faults over a window of 1 to 10 s.
+func Generate(seed uint64) Schedule {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	n := 3 + r.IntN(14)
+	sch := Schedule{Seed: seed}
+	cfg := Config{Seed: seed, Timing: DefaultTiming(), Phi: r.IntN(4) == 0}
+	prios := []uint16{100}
+	if r.IntN(2) == 0 {
+		prios = []uint16{50, 100, 150}
+	}
+	allPreempt := r.IntN(5) != 0
+	ids := map[uint64]bool{}
+	for range n {
+		id := uint64(1 + r.IntN(64))
+		if r.IntN(3) == 0 {
+			id = r.Uint64() | 1
+		}
+		for ids[id] {
+			id++
+		}
+		ids[id] = true
+		cfg.Nodes = append(cfg.Nodes, Node{
+			Key:     election.Key{Priority: prios[r.IntN(len(prios))], ID: id},
+			Preempt: allPreempt || r.IntN(2) == 0,
+		})
+	}
+	T := cfg.Timing.AnswerTimeout
+	cfg.Net = Net{DelayMin: 100 * time.Microsecond, DelayMax: time.Duration(1+r.IntN(int(T/time.Millisecond)/4)) * time.Millisecond}
+	sch.Config = cfg
+
+	// Reliable schedules keep to the textbook's world: processes crash
+	// (and are never replaced) or resign, every member knows every other's
+	// key, packets may be duplicated but arrive within T/2.
+	sch.Reliable = r.IntN(4) == 0
+	kinds := []FaultKind{FaultCrash, FaultRestart, FaultPause, FaultPartition, FaultOneWay, FaultLoss, FaultDup, FaultDelay, FaultResign, FaultPriority}
+	if sch.Reliable {
+		kinds = []FaultKind{FaultCrash, FaultResign, FaultDup}
+	}
+	start := time.Second
+	window := time.Duration(1+r.IntN(10)) * time.Second
+	sch.FaultEnd = start + window
+	nf := 1 + r.IntN(12)
+	for range nf {
+		f := Fault{At: start + time.Duration(r.Int64N(int64(window))), Kind: kinds[r.IntN(len(kinds))], Node: r.IntN(n)}
+		if r.IntN(2) == 0 {
+			f.Node = -1 // the leader
+		}
+		f.Dur = time.Duration(50+r.IntN(2000)) * time.Millisecond
+		switch f.Kind {
+		case FaultRestart, FaultPriority:
+			f.Node = r.IntN(n)
+			f.Prio = prios[r.IntN(len(prios))] + uint16(r.IntN(3)) - 1
+		case FaultPartition, FaultOneWay:
+			side := r.Perm(n)[:1+r.IntN(n-1)]
+			slices.Sort(side)
+			f.Side = side
+		case FaultLoss:
+			f.P = []float64{0.05, 0.2, 0.5, 1}[r.IntN(4)]
+		case FaultDup:
+			f.P = []float64{0.05, 0.3}[r.IntN(2)]
+		case FaultDelay:
+			f.Delay = time.Duration(1+r.IntN(80)) * time.Millisecond
+		}
+		sch.Faults = append(sch.Faults, f)
+	}
+	slices.SortStableFunc(sch.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+	for i := range n {
+		if !sch.Reliable && r.IntN(2) == 0 {
+			sch.RestartAtEnd = append(sch.RestartAtEnd, i)
+		}
+	}
+	return sch
+}
+
+// Bound is the time after FaultEnd by which the cluster must have
+// converged: the slowest way a node can still learn that its leader is
+// gone or stale (its detector, the end of a resign hold-off, a restarted
+// node's listen period), plus a heartbeat to hear the others, plus two
+// full election rounds (T, then the wait for COORDINATOR) and the packet
+// delays of each exchange.
+func (sch Schedule) Bound() time.Duration {
+	c := sch.Config.Timing
+	c.ID, c.Priority = 1, 1
+	full, _ := election.NewBully(c)
+	c = full.Config()
+	detect := c.SuspectAfter
+	if sch.Config.Phi {
+		// Phi detects later after a loss burst widened its history.
+		detect = phiWorstDetection(c)
+	}
+	slowest := max(detect+c.HeartbeatInterval, c.StartupWait, c.ResignHoldoff, c.PreemptDelay)
+	return slowest + 2*c.HeartbeatInterval + 2*(c.AnswerTimeout+c.CoordinatorTimeout) + 8*sch.Config.Net.DelayMax
+}
+
+// Result is what a run found.
+type Result struct {
+	Schedule Schedule
+	// Violations of invariants 1 and 3, and of invariant 2 (not converged
+	// by FaultEnd+Bound, or not stable afterwards).
+	Violations []string
+	DupTerms   int
+	// Converge is how long after FaultEnd the cluster first converged.
+	Converge time.Duration
+	Stats    Stats
+}
+
+// Failed reports whether the run broke an invariant.
+func (r Result) Failed() bool {
+	return len(r.Violations) > 0 || r.Schedule.Reliable && r.DupTerms > 0
+}
+
+// Replay is the command that replays the run, with its trace.
+func (r Result) Replay() string {
+	return fmt.Sprintf("go run ./cmd/lanleader sim -seed %d -trace", r.Schedule.Seed)
+}
+
+// Run plays a schedule and checks every invariant. trace may be nil.
+func Run(sch Schedule, trace io.Writer) Result {
+	cfg := sch.Config
+	cfg.Trace = trace
+	s, err := New(cfg)
+	if err != nil {
+		return Result{Schedule: sch, Violations: []string{err.Error()}}
+	}
+	base := cfg.Net
+	largestWins := true
+	for _, n := range cfg.Nodes {
+		largestWins = largestWins && n.Preempt
+	}
+	s.Start()
+	for _, f := range sch.Faults {
+		s.At(f.At, func() { s.apply(f, base) })
+	}
+	s.At(sch.FaultEnd, func() {
+		s.tracef("faults end")
+		s.Heal()
+		s.SetNet(base)
+		for i := range s.nodes {
+			s.Resume(i)
+		}
+		for _, i := range sch.RestartAtEnd {
+			s.Restart(i)
+		}
+	})
+	res := Result{Schedule: sch}
+	s.RunUntil(sch.FaultEnd)
+	deadline := sch.FaultEnd + sch.Bound()
+	converged := s.RunWhile(deadline, func() bool { return s.Converged(largestWins) != nil })
+	if converged {
+		res.Converge = s.now - sch.FaultEnd
+	} else {
+		s.Check.violate("invariant 2: %v", s.Converged(largestWins))
+	}
+	// It must stay converged: no fault is left to disturb it.
+	s.RunUntil(deadline + 2*time.Second)
+	if err := s.Converged(largestWins); err != nil {
+		s.Check.violate("invariant 2 (stability): %v", err)
+	}
+	res.Violations = s.Check.Violations
+	res.DupTerms = s.Check.DupTerms
+	res.Stats = s.Stats
+	if sch.Reliable && res.DupTerms > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("invariant 1: %d leaderships reused a term in a reliable schedule", res.DupTerms))
+	}
+	return res
+}
+
+// apply carries out one fault.
+func (s *Sim) apply(f Fault, base Net) {
+	node := f.Node
+	if node < 0 {
+		node = s.currentLeader()
+	}
+	switch f.Kind {
+	case FaultCrash:
+		s.Crash(node)
+	case FaultRestart:
+		s.Restart(node)
+	case FaultPause:
+		s.Pause(node)
+		s.At(s.now+f.Dur, func() { s.Resume(node) })
+	case FaultPartition:
+		s.Partition(f.Side)
+		s.At(s.now+f.Dur, s.Heal)
+	case FaultOneWay:
+		rest := s.complement(f.Side)
+		s.OneWay(f.Side, rest)
+		s.At(s.now+f.Dur, s.Heal)
+	case FaultLoss, FaultDup, FaultDelay:
+		n := s.net
+		switch f.Kind {
+		case FaultLoss:
+			n.Loss = f.P
+		case FaultDup:
+			n.Dup = f.P
+		case FaultDelay:
+			n.DelayMax = max(f.Delay, n.DelayMin)
+		}
+		s.SetNet(n)
+		s.At(s.now+f.Dur, func() { s.SetNet(base) })
+	case FaultResign:
+		s.tracef("n%d asked to resign", s.nodes[node].key.ID)
+		s.Resign(node)
+	case FaultPriority:
+		s.tracef("n%d priority %d", s.nodes[node].key.ID, f.Prio)
+		s.SetPriority(node, f.Prio)
+	}
+}
+
+// currentLeader returns the live leader with the largest key, or a random
+// live node when none leads, or 0 when every node is down.
+func (s *Sim) currentLeader() int {
+	best := -1
+	var live []int
+	for i, n := range s.nodes {
+		if !n.up {
+			continue
+		}
+		live = append(live, i)
+		if n.m.Status().State == election.StateLeader && (best < 0 || s.nodes[best].key.Less(n.key)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return best
+	}
+	if len(live) == 0 {
+		return 0
+	}
+	return live[s.rng.IntN(len(live))]
+}
+
+func (s *Sim) complement(side []int) []int {
+	var out []int
+	for i := range s.nodes {
+		if !slices.Contains(side, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

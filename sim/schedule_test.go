@@ -1,0 +1,64 @@
+package sim
+
+import (
+	"flag"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+var (
+	flagSeed      = flag.Uint64("sim.seed", 0, "run only this schedule seed (with its trace on failure)")
+	flagSchedules = flag.Int("sim.schedules", 0, "number of random schedules (default 5000, or $LANLEADER_SIM_SCHEDULES)")
+)
+
+// schedules returns how many random schedules to run: -sim.schedules, else
+// $LANLEADER_SIM_SCHEDULES (the long sweep), else 5000.
+func schedules(t *testing.T) int {
+	if *flagSchedules > 0 {
+		return *flagSchedules
+	}
+	if v := os.Getenv("LANLEADER_SIM_SCHEDULES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("LANLEADER_SIM_SCHEDULES=%q: want a positive number", v)
+		}
+		return n
+	}
+	if testing.Short() {
+		return 500
+	}
+	return 5000
+}
+
+func TestRandomSchedules(t *testing.T) {
+	n := schedules(t)
+	first := uint64(1)
+	if *flagSeed != 0 {
+		first, n = *flagSeed, 1
+	}
+	start := time.Now()
+	var reliable, dupTerms, failed int
+	var worst time.Duration
+	var worstSeed uint64
+	for seed := first; seed < first+uint64(n); seed++ {
+		sch := Generate(seed)
+		res := Run(sch, nil)
+		if sch.Reliable {
+			reliable++
+		}
+		dupTerms += res.DupTerms
+		if res.Converge > worst {
+			worst, worstSeed = res.Converge, seed
+		}
+		if res.Failed() {
+			failed++
+			if failed <= 5 {
+				t.Errorf("seed %d broke an invariant:\n%s%v\nreplay: %s", seed, sch.Describe(), res.Violations, res.Replay())
+			}
+		}
+	}
+	t.Logf("%d schedules (%d reliable) in %v: %d failed; %d same-term leaderships outside reliable schedules; slowest convergence %v after the last fault (seed %d)",
+		n, reliable, time.Since(start).Round(time.Millisecond), failed, dupTerms, worst, worstSeed)
+}

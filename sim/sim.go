@@ -1,0 +1,576 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
+)
+
+// Net is the behaviour of the simulated network at one moment. Every field
+// may change during a run (a schedule's loss burst, say).
+type Net struct {
+	DelayMin time.Duration // smallest one-way delay of a packet
+	DelayMax time.Duration // largest one-way delay; delays are uniform in [DelayMin, DelayMax]
+	Loss     float64       // probability that a packet copy is lost
+	Dup      float64       // probability that a packet copy is delivered twice
+}
+
+// Node describes one simulated node.
+type Node struct {
+	Key     election.Key
+	Preempt bool
+}
+
+// Config describes a simulated cluster.
+type Config struct {
+	Seed  uint64
+	Nodes []Node
+	// Timing is the election configuration every node starts from; ID,
+	// Priority and Preempt come from Nodes.
+	Timing election.Config
+	// Phi, when true, gives every node a phi-accrual detector instead of
+	// the fixed timeout.
+	Phi bool
+	Net Net
+	// MembershipDelay is how long the membership layer takes to tell the
+	// others that a node crashed or came back (memberlist's SWIM takes
+	// seconds). Default 2s.
+	MembershipDelay time.Duration
+	// UpdateDelay is how long a change of a node's priority takes to reach
+	// the others through the membership layer's gossip. Default 300ms.
+	UpdateDelay time.Duration
+	// Trace, when set, receives one line per event: who got what, who sent
+	// what, every change of role.
+	Trace io.Writer
+}
+
+// event kinds of the simulator's queue.
+type evKind uint8
+
+const (
+	evDeliver evKind = iota // a packet reaches node
+	evTimer                 // a node's timer comes due
+	evMember                // a membership notice reaches node
+	evFunc                  // a scheduled fault or probe
+	evInject                // an event from outside the protocol (resign, priority) for node
+)
+
+type event struct {
+	at   time.Duration
+	seq  uint64
+	kind evKind
+	node int
+	gen  uint64 // the node's incarnation the event belongs to
+	// evDeliver
+	pkt []byte
+	// evTimer
+	timer    election.TimerKind
+	timerGen uint64
+	// evMember
+	up  bool
+	key election.Key
+	// evFunc
+	fn func()
+	// evInject
+	ev election.Event
+}
+
+type queue []*event
+
+func (q queue) Len() int { return len(q) }
+func (q queue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *queue) Push(x any)   { *q = append(*q, x.(*event)) }
+func (q *queue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return e
+}
+
+// node is the simulator's record of one node.
+type node struct {
+	idx     int
+	key     election.Key
+	preempt bool
+	m       *election.Bully
+	up      bool
+	paused  bool
+	gen     uint64 // incarnation: grows at each restart
+	offset  time.Duration
+	seq     uint32
+	timers  [16]uint64 // generation of each timer kind
+	pending []*event   // timers that came due while paused
+}
+
+// Sim is a deterministic simulated cluster: N bully machines, a virtual
+// clock and a seeded network. The same Config gives the same run, byte for
+// byte.
+type Sim struct {
+	cfg   Config
+	rng   *rand.Rand
+	now   time.Duration
+	q     queue
+	seq   uint64
+	nodes []*node
+	net   Net
+	cut   map[[2]int]bool // cut[{a,b}]: packets from a to b are dropped
+	buf   []byte
+	msg   wire.Message
+	// events counts the events processed.
+	events int
+
+	// Stats counts what went over the network.
+	Stats Stats
+	// Check holds the invariant checker's findings.
+	Check *Checker
+}
+
+// Stats counts messages (the algorithm's view: a broadcast to k members
+// counts k) and packets (the wire's view: a multicast counts once) by type.
+type Stats struct {
+	Messages  [16]int
+	Packets   [16]int
+	Unicast   [16]int // packets had every broadcast been a unicast fan-out
+	Dropped   int
+	Delivered int
+}
+
+// New builds a simulated cluster. Nodes are not started: call Start.
+func New(cfg Config) (*Sim, error) {
+	if len(cfg.Nodes) == 0 {
+		return nil, fmt.Errorf("sim: no nodes")
+	}
+	if cfg.MembershipDelay == 0 {
+		cfg.MembershipDelay = 2 * time.Second
+	}
+	if cfg.UpdateDelay == 0 {
+		cfg.UpdateDelay = 300 * time.Millisecond
+	}
+	s := &Sim{
+		cfg: cfg,
+		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		net: cfg.Net,
+		cut: make(map[[2]int]bool),
+	}
+	seen := map[election.NodeID]bool{}
+	for i, nc := range cfg.Nodes {
+		if seen[nc.Key.ID] {
+			return nil, fmt.Errorf("sim: node id %d used twice", nc.Key.ID)
+		}
+		seen[nc.Key.ID] = true
+		s.nodes = append(s.nodes, &node{idx: i, key: nc.Key, preempt: nc.Preempt})
+	}
+	s.Check = newChecker(s)
+	return s, nil
+}
+
+// Now is the simulator's global clock.
+func (s *Sim) Now() time.Duration { return s.now }
+
+// Rand is the simulator's seeded random source, for schedules.
+func (s *Sim) Rand() *rand.Rand { return s.rng }
+
+// N is the number of nodes.
+func (s *Sim) N() int { return len(s.nodes) }
+
+// Key returns node i's key.
+func (s *Sim) Key(i int) election.Key { return s.nodes[i].key }
+
+// Up reports whether node i is running (not crashed; it may be paused).
+func (s *Sim) Up(i int) bool { return s.nodes[i].up }
+
+// Paused reports whether node i is paused.
+func (s *Sim) Paused(i int) bool { return s.nodes[i].paused }
+
+// Status returns node i's view, or ok=false when it is down.
+func (s *Sim) Status(i int) (election.Status, bool) {
+	n := s.nodes[i]
+	if !n.up {
+		return election.Status{}, false
+	}
+	return n.m.Status(), true
+}
+
+// SetNet changes the network's behaviour from now on.
+func (s *Sim) SetNet(n Net) {
+	s.net = n
+	s.tracef("net delay=%v..%v loss=%.2f dup=%.2f", n.DelayMin, n.DelayMax, n.Loss, n.Dup)
+}
+
+// Net returns the network's current behaviour.
+func (s *Sim) Net() Net { return s.net }
+
+// At schedules fn at time at (global clock).
+func (s *Sim) At(at time.Duration, fn func()) {
+	s.push(&event{at: at, kind: evFunc, fn: fn})
+}
+
+// Start starts every node at the current time, each knowing every other as
+// a member (the textbook's "all processes know each other's ids").
+func (s *Sim) Start() {
+	for i := range s.nodes {
+		s.boot(i, true)
+	}
+}
+
+// Crash stops node i at once: it loses its memory; the others hear of it
+// from the membership layer after MembershipDelay.
+func (s *Sim) Crash(i int) {
+	n := s.nodes[i]
+	if !n.up {
+		return
+	}
+	n.up, n.paused, n.pending = false, false, nil
+	n.m = nil
+	s.tracef("n%d crash", n.key.ID)
+	s.Check.nodeDown(i)
+	s.notifyOthers(i, false, s.cfg.MembershipDelay)
+}
+
+// Restart starts node i again with a fresh memory.
+func (s *Sim) Restart(i int) {
+	if s.nodes[i].up {
+		return
+	}
+	s.tracef("n%d restart", s.nodes[i].key.ID)
+	s.boot(i, false)
+	s.notifyOthers(i, true, s.cfg.MembershipDelay)
+}
+
+// Pause freezes node i: it receives nothing and sends nothing; its timers
+// that come due wait for Resume.
+func (s *Sim) Pause(i int) {
+	n := s.nodes[i]
+	if !n.up || n.paused {
+		return
+	}
+	n.paused = true
+	s.tracef("n%d pause", n.key.ID)
+}
+
+// Resume wakes node i: the timers that came due fire now, in order, on its
+// stale state.
+func (s *Sim) Resume(i int) {
+	n := s.nodes[i]
+	if !n.up || !n.paused {
+		return
+	}
+	n.paused = false
+	s.tracef("n%d resume", n.key.ID)
+	for _, e := range n.pending {
+		e.at = s.now
+		s.push(e)
+	}
+	n.pending = nil
+}
+
+// Cut drops every packet from a to b (a one-way partition). Heal undoes it.
+func (s *Sim) Cut(a, b int) { s.cut[[2]int{a, b}] = true }
+
+// Partition cuts both ways between every node of side and every other.
+func (s *Sim) Partition(side []int) {
+	in := make([]bool, len(s.nodes))
+	for _, i := range side {
+		in[i] = true
+	}
+	for a := range s.nodes {
+		for b := range s.nodes {
+			if in[a] != in[b] {
+				s.Cut(a, b)
+			}
+		}
+	}
+	s.tracef("partition %v", s.ids(side))
+}
+
+// OneWay cuts the packets from every node of from to every node of to.
+func (s *Sim) OneWay(from, to []int) {
+	for _, a := range from {
+		for _, b := range to {
+			if a != b {
+				s.Cut(a, b)
+			}
+		}
+	}
+	s.tracef("one-way %v -> %v", s.ids(from), s.ids(to))
+}
+
+// Heal removes every cut.
+func (s *Sim) Heal() {
+	clear(s.cut)
+	s.tracef("heal")
+}
+
+// Connected reports whether packets flow both ways between a and b.
+func (s *Sim) Connected(a, b int) bool { return !s.cut[[2]int{a, b}] && !s.cut[[2]int{b, a}] }
+
+// Resign asks node i to hand over (it does so only if it leads).
+func (s *Sim) Resign(i int) { s.inject(i, election.Event{Kind: election.EvResign}) }
+
+// Suspect tells node i that its leader is suspected (as membership would).
+func (s *Sim) Suspect(i int) { s.inject(i, election.Event{Kind: election.EvSuspectLeader}) }
+
+// SetPriority changes node i's priority (as a health check would).
+func (s *Sim) SetPriority(i int, p uint16) {
+	n := s.nodes[i]
+	n.key.Priority = p
+	if !n.up {
+		return
+	}
+	s.inject(i, election.Event{Kind: election.EvSetPriority, Priority: p})
+	s.notifyOthers(i, true, s.cfg.UpdateDelay)
+}
+
+// inject feeds an event to a running node now, or when it resumes if it
+// is paused.
+func (s *Sim) inject(i int, ev election.Event) {
+	n := s.nodes[i]
+	if !n.up {
+		return
+	}
+	s.dispatch(&event{at: s.now, kind: evInject, node: i, gen: n.gen, ev: ev})
+}
+
+// RunUntil processes events up to and including time t, then sets the
+// clock to t.
+func (s *Sim) RunUntil(t time.Duration) {
+	s.RunWhile(t, func() bool { return true })
+}
+
+// RunWhile processes events while cond holds, up to time limit; it
+// reports whether cond turned false.
+//
+// A run that exceeds MaxEvents stops and records a violation: a message
+// storm is a bug too.
+func (s *Sim) RunWhile(limit time.Duration, cond func() bool) bool {
+	for cond() {
+		if len(s.q) == 0 || s.q[0].at > limit {
+			s.now = limit
+			return !cond()
+		}
+		if s.events >= MaxEvents {
+			if s.events == MaxEvents {
+				s.events++
+				s.Check.violate("more than %d events: a message storm", MaxEvents)
+			}
+			s.now = limit
+			return !cond()
+		}
+		e := heap.Pop(&s.q).(*event)
+		s.now = e.at
+		s.events++
+		s.dispatch(e)
+	}
+	return true
+}
+
+// MaxEvents bounds the events of one simulated run.
+const MaxEvents = 20_000_000
+
+func (s *Sim) dispatch(e *event) {
+	if e.kind == evFunc {
+		e.fn()
+		s.Check.observe()
+		return
+	}
+	n := s.nodes[e.node]
+	if !n.up || e.gen != n.gen {
+		return // the node crashed or restarted since
+	}
+	switch e.kind {
+	case evDeliver:
+		if n.paused {
+			s.Stats.Dropped++
+			return
+		}
+		if err := wire.Decode(e.pkt, &s.msg); err != nil {
+			panic(fmt.Sprintf("sim: a packet the machines built does not decode: %v", err))
+		}
+		s.Stats.Delivered++
+		s.tracef("n%d recv %s from n%d term=%d", n.key.ID, typeName(s.msg.Type), s.msg.From, s.msg.Term)
+		s.step(n, election.Event{Kind: election.EvMessage, Msg: s.msg})
+	case evTimer:
+		if e.timerGen != n.timers[e.timer] {
+			return // re-armed or cancelled since
+		}
+		if n.paused {
+			n.pending = append(n.pending, e)
+			return
+		}
+		s.tracef("n%d timer %v", n.key.ID, e.timer)
+		s.step(n, election.Event{Kind: election.EvTimer, Timer: e.timer})
+	case evInject:
+		if n.paused {
+			n.pending = append(n.pending, e)
+			return
+		}
+		s.step(n, e.ev)
+	case evMember:
+		if n.paused {
+			n.pending = append(n.pending, e)
+			return
+		}
+		kind := election.EvMemberDown
+		if e.up {
+			kind = election.EvMemberUp
+		}
+		s.step(n, election.Event{Kind: kind, Member: e.key})
+	}
+}
+
+// boot creates node i's machine and starts it.
+func (s *Sim) boot(i int, first bool) {
+	n := s.nodes[i]
+	cfg := s.cfg.Timing
+	cfg.ID, cfg.Priority, cfg.Preempt = n.key.ID, n.key.Priority, n.preempt
+	if s.cfg.Phi {
+		cfg.Detector = newPhi(cfg)
+	}
+	m, err := election.NewBully(cfg)
+	if err != nil {
+		panic(fmt.Sprintf("sim: node %d: %v", n.key.ID, err))
+	}
+	n.m, n.up, n.paused, n.pending = m, true, false, nil
+	n.gen++
+	n.seq = 0
+	// Each incarnation's monotonic clock has its own origin, so that a
+	// machine comparing times across nodes would show up.
+	n.offset = time.Duration(s.rng.Int64N(int64(time.Hour)))
+	s.Check.nodeUp(i)
+	for j, o := range s.nodes {
+		if j != i && (first || o.up) {
+			s.step(n, election.Event{Kind: election.EvMemberUp, Member: o.key})
+		}
+	}
+	s.step(n, election.Event{Kind: election.EvStart})
+}
+
+// notifyOthers delivers a membership notice about node i (its current
+// key) to every other node after delay.
+func (s *Sim) notifyOthers(i int, up bool, delay time.Duration) {
+	for j, o := range s.nodes {
+		if j == i || !o.up {
+			continue
+		}
+		s.push(&event{at: s.now + delay, kind: evMember, node: j, gen: o.gen, up: up, key: s.nodes[i].key})
+	}
+}
+
+// step feeds one event to node n's machine and carries out its actions.
+func (s *Sim) step(n *node, ev election.Event) {
+	local := n.offset + s.now
+	before := n.m.Status()
+	acts := n.m.Step(local, ev)
+	for i := range acts {
+		a := &acts[i]
+		switch a.Kind {
+		case election.ActSend:
+			s.Stats.Messages[a.Msg.Type] += a.Count
+			s.Stats.Packets[a.Msg.Type]++
+			s.Stats.Unicast[a.Msg.Type]++
+			s.tracef("n%d send %s to n%d term=%d", n.key.ID, typeName(a.Msg.Type), a.To, a.Msg.Term)
+			if j := s.index(a.To); j >= 0 {
+				s.transmit(n, j, &a.Msg)
+			}
+		case election.ActBroadcast:
+			s.Stats.Messages[a.Msg.Type] += a.Count
+			s.Stats.Packets[a.Msg.Type]++
+			s.Stats.Unicast[a.Msg.Type] += a.Count
+			if a.Msg.Type != wire.TypeHeartbeat {
+				s.tracef("n%d multicast %s to %v(%d) term=%d", n.key.ID, typeName(a.Msg.Type), a.Scope, a.Count, a.Msg.Term)
+			}
+			for j := range s.nodes {
+				if j != n.idx {
+					s.transmit(n, j, &a.Msg)
+				}
+			}
+		case election.ActSetTimer:
+			n.timers[a.Timer]++
+			s.push(&event{at: max(a.At-n.offset, s.now), kind: evTimer, node: n.idx, gen: n.gen, timer: a.Timer, timerGen: n.timers[a.Timer]})
+		case election.ActCancelTimer:
+			n.timers[a.Timer]++
+		case election.ActBecomeLeader:
+			s.tracef("n%d LEADER term=%d", n.key.ID, a.Term)
+		case election.ActFollow:
+			s.tracef("n%d follows n%d term=%d", n.key.ID, a.Leader, a.Term)
+		}
+	}
+	s.Check.afterStep(n.idx, before, n.m.Status())
+}
+
+// transmit sends one copy of m from n to node j through the network.
+func (s *Sim) transmit(n *node, j int, m *wire.Message) {
+	n.seq++
+	m.Seq, m.Incarnation = n.seq, uint32(n.gen)
+	var err error
+	s.buf, err = m.Append(s.buf[:0])
+	if err != nil {
+		panic(fmt.Sprintf("sim: machine built a message that does not encode: %v", err))
+	}
+	if s.cut[[2]int{n.idx, j}] {
+		s.Stats.Dropped++
+		return
+	}
+	copies := 1
+	if s.net.Loss > 0 && s.rng.Float64() < s.net.Loss {
+		copies = 0
+	} else if s.net.Dup > 0 && s.rng.Float64() < s.net.Dup {
+		copies = 2
+	}
+	if copies == 0 {
+		s.Stats.Dropped++
+	}
+	to := s.nodes[j]
+	for range copies {
+		d := s.net.DelayMin
+		if s.net.DelayMax > s.net.DelayMin {
+			d += time.Duration(s.rng.Int64N(int64(s.net.DelayMax - s.net.DelayMin + 1)))
+		}
+		s.push(&event{at: s.now + d, kind: evDeliver, node: j, gen: to.gen, pkt: slices.Clone(s.buf)})
+	}
+}
+
+func (s *Sim) push(e *event) {
+	s.seq++
+	e.seq = s.seq
+	heap.Push(&s.q, e)
+}
+
+func (s *Sim) index(id election.NodeID) int {
+	for i, n := range s.nodes {
+		if n.key.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Sim) ids(idx []int) []election.NodeID {
+	out := make([]election.NodeID, len(idx))
+	for k, i := range idx {
+		out[k] = s.nodes[i].key.ID
+	}
+	return out
+}
+
+func (s *Sim) tracef(format string, args ...any) {
+	if s.cfg.Trace == nil {
+		return
+	}
+	fmt.Fprintf(s.cfg.Trace, "%12.6f ", s.now.Seconds())
+	fmt.Fprintf(s.cfg.Trace, format, args...)
+	io.WriteString(s.cfg.Trace, "\n")
+}
