@@ -264,6 +264,13 @@ func (b *Bully) onElection(from Key, term uint64) {
 		}
 	case StateCandidate:
 	default:
+		// Hardening: an ELECTION from a term before the leadership this
+		// node follows was sent before its sender heard of that
+		// leadership, whose COORDINATOR is on its way to it. Running an
+		// election of our own would only repeat the one just finished.
+		if b.leader != 0 && term < b.term {
+			return
+		}
 		b.startElection()
 	}
 }

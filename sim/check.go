@@ -105,6 +105,49 @@ func (c *Checker) afterStep(i int, before, after election.Status) {
 // largestWins) it is the largest key among them. It returns nil or an
 // error that lists every node's view.
 func (s *Sim) Converged(largestWins bool) error {
+	if s.converged(largestWins) {
+		return nil
+	}
+	return s.convergedError(largestWins)
+}
+
+// converged is Converged without the report, cheap enough to run after
+// every event.
+func (s *Sim) converged(largestWins bool) bool {
+	var leader *node
+	var best *node
+	for _, n := range s.nodes {
+		if !n.up || n.paused {
+			continue
+		}
+		if best == nil || best.key.Less(n.key) {
+			best = n
+		}
+		if n.m.Status().State == election.StateLeader {
+			if leader != nil {
+				return false
+			}
+			leader = n
+		}
+	}
+	if best == nil {
+		return true
+	}
+	if leader == nil || largestWins && leader != best {
+		return false
+	}
+	ls := leader.m.Status()
+	for _, n := range s.nodes {
+		if n.up && !n.paused {
+			if st := n.m.Status(); st.Leader != ls.Self.ID || st.Term != ls.Term {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *Sim) convergedError(largestWins bool) error {
 	var live []int
 	for i, n := range s.nodes {
 		if n.up && !n.paused {

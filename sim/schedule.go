@@ -251,7 +251,7 @@ func Run(sch Schedule, trace io.Writer) Result {
 	res := Result{Schedule: sch}
 	s.RunUntil(sch.FaultEnd)
 	deadline := sch.FaultEnd + sch.Bound()
-	converged := s.RunWhile(deadline, func() bool { return s.Converged(largestWins) != nil })
+	converged := s.RunWhile(deadline, func() bool { return !s.converged(largestWins) })
 	if converged {
 		res.Converge = s.now - sch.FaultEnd
 	} else {
