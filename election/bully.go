@@ -51,8 +51,11 @@ type Bully struct {
 	members  map[NodeID]Key           // live members other than this node
 	excluded map[NodeID]time.Duration // suspected or resigned: not awaited in elections until then
 
-	started   time.Duration
-	holdUntil time.Duration // resign hold-off: no answers, no elections before this
+	// startedOnce: EvStart was handled. A machine starts once; a node that
+	// restarts gets a new machine (its memory is gone).
+	startedOnce bool
+	started     time.Duration
+	holdUntil   time.Duration // resign hold-off: no answers, no elections before this
 	// settleUntil: before this time the node's view may miss an election
 	// that is already under way (it has just started, or ignored everyone
 	// during a hold-off), so even with no larger member it waits T for
@@ -115,7 +118,10 @@ func (b *Bully) Step(now time.Duration, ev Event) []Action {
 	}
 	switch ev.Kind {
 	case EvStart:
-		b.start()
+		if !b.startedOnce {
+			b.startedOnce = true
+			b.start()
+		}
 	case EvMessage:
 		b.onMessage(&ev.Msg)
 	case EvTimer:
@@ -224,7 +230,7 @@ func (b *Bully) onMessage(m *wire.Message) {
 	if until, ok := b.excluded[k.ID]; ok && until == never {
 		delete(b.excluded, k.ID)
 	}
-	if b.state == StateLeader && m.Term > b.term && m.Type != wire.TypeCoordinator && m.Type != wire.TypeHeartbeat {
+	if b.state == StateLeader && m.Term > b.term && (m.Type == wire.TypeAnswer || m.Type == wire.TypeResign) {
 		// Someone has seen a later term than ours (a leader that has since
 		// died): our claims would look stale to it. Lead on under a fresh
 		// term so that everyone can follow.
@@ -249,19 +255,23 @@ func (b *Bully) onElection(from Key, term uint64) {
 	if !from.Less(b.self) || b.holding() || b.conflict {
 		return
 	}
-	b.send(from.ID, wire.TypeAnswer)
-	switch b.state {
-	case StateLeader:
+	if b.state == StateLeader {
 		// A leader's election would end with itself. A sender that is
 		// behind only needs to hear who leads. A sender that has seen our
 		// term and still elects either suspects us or cannot accept our
 		// claim (it recognised a larger leader for this term, now gone):
 		// the election ends here, under a fresh term everyone accepts.
 		if term < b.term {
+			b.send(from.ID, wire.TypeAnswer)
 			b.send(from.ID, wire.TypeCoordinator)
 		} else {
 			b.becomeLeader()
+			b.send(from.ID, wire.TypeAnswer)
 		}
+		return
+	}
+	b.send(from.ID, wire.TypeAnswer)
+	switch b.state {
 	case StateCandidate:
 	default:
 		// Hardening: an ELECTION from a term before the leadership this
@@ -297,6 +307,14 @@ func (b *Bully) onClaim(from Key, term uint64) {
 		}
 		return
 	}
+	if b.state == StateCandidate && b.mayPreempt(from) {
+		// Our own election is taking over from this smaller leader:
+		// note its claim, keep electing.
+		b.term = term
+		b.termLeader, b.termLeaderKey = from.ID, from
+		b.leader, b.leaderKey = from.ID, from
+		return
+	}
 	b.follow(from, term)
 	b.maybePreempt()
 }
@@ -319,6 +337,10 @@ func (b *Bully) onMemberUp(k Key) {
 		return
 	}
 	b.members[k.ID] = k
+	// Back (or never gone): await it in elections again.
+	if until, ok := b.excluded[k.ID]; ok && until == never {
+		delete(b.excluded, k.ID)
+	}
 	if k.ID == b.leader {
 		b.leaderKey = k
 		b.maybePreempt()
@@ -326,7 +348,7 @@ func (b *Bully) onMemberUp(k Key) {
 }
 
 func (b *Bully) onMemberDown(id NodeID) {
-	if id == b.self.ID {
+	if id == b.self.ID || id == 0 {
 		return
 	}
 	delete(b.members, id)
@@ -430,6 +452,8 @@ func (b *Bully) becomeLeader() {
 
 // follow records leader k with term and feeds its claim to the detector.
 func (b *Bully) follow(k Key, term uint64) {
+	// A new leadership (or the end of our own) is reported; a return to
+	// following after an election that changed nothing is not.
 	changed := b.leader != k.ID || b.term != term || b.state == StateLeader
 	if b.state == StateLeader {
 		b.cancelTimer(TimerHeartbeat)
@@ -441,9 +465,8 @@ func (b *Bully) follow(k Key, term uint64) {
 	b.cancelTimer(TimerAnswer)
 	b.cancelTimer(TimerCoordinator)
 	b.cancelTimer(TimerStartup)
-	wasState := b.state
 	b.setState(StateFollower)
-	if changed || wasState != b.state {
+	if changed {
 		b.det.Reset()
 		b.emit(Action{Kind: ActFollow, Leader: k.ID, Term: term})
 	}
@@ -485,17 +508,22 @@ func (b *Bully) resign() {
 // maybePreempt is step 5: a node whose key is larger than its leader's
 // takes over, unless preemption is off, delayed, or held off.
 func (b *Bully) maybePreempt() {
-	if !b.cfg.Preempt || b.leader == 0 || b.leader == b.self.ID || !b.leaderKey.Less(b.self) {
+	if b.leader == 0 || b.leader == b.self.ID || b.state == StateCandidate {
 		return
 	}
-	if b.holding() || b.conflict || b.state == StateCandidate {
-		return
-	}
-	if b.now < b.started+b.cfg.PreemptDelay {
+	if b.cfg.Preempt && b.leaderKey.Less(b.self) && b.now < b.started+b.cfg.PreemptDelay {
 		b.setTimer(TimerPreempt, b.started+b.cfg.PreemptDelay)
 		return
 	}
-	b.startElection()
+	if b.mayPreempt(b.leaderKey) {
+		b.startElection()
+	}
+}
+
+// mayPreempt reports whether this node may take over now from leader k.
+func (b *Bully) mayPreempt(k Key) bool {
+	return b.cfg.Preempt && k.Less(b.self) && !b.holding() && !b.conflict &&
+		b.now >= b.started+b.cfg.PreemptDelay
 }
 
 // --- helpers ------------------------------------------------------------------

@@ -13,8 +13,8 @@ import (
 type Config struct {
 	// ID is this node's node_id. Required, non-zero.
 	ID NodeID
-	// Priority is this node's priority (the seeds' "estimate"); with ID it
-	// forms the election key. Default 100.
+	// Priority is this node's priority (the seeds' "estimate"), 1 to
+	// 65535; with ID it forms the election key. 0 means the default, 100.
 	Priority uint16
 
 	// HeartbeatInterval is how often the leader sends HEARTBEAT.
@@ -46,7 +46,8 @@ type Config struct {
 
 	// Preempt: a node whose key is larger than the leader's takes over
 	// (the textbook bully). false is keepalived's nopreempt: a returning
-	// node follows a healthy leader. Default true.
+	// node follows a healthy leader. DefaultConfig sets it true (the zero
+	// Config has it false).
 	Preempt bool
 	// PreemptDelay: after a start, a node waits this long before it takes
 	// over from a smaller leader. Default 0.
@@ -66,6 +67,9 @@ func DefaultConfig(id NodeID) Config {
 
 // fill sets the defaults of every zero duration.
 func (c *Config) fill() {
+	if c.Priority == 0 {
+		c.Priority = 100
+	}
 	if c.HeartbeatInterval == 0 {
 		c.HeartbeatInterval = 100 * time.Millisecond
 	}
