@@ -1,15 +1,26 @@
 package election
 
 import (
-	"math"
 	"time"
 
 	"github.com/lanleader/lanleader/detector"
 	"github.com/lanleader/lanleader/wire"
 )
 
-// never is a deadline that does not come.
-const never = time.Duration(math.MaxInt64)
+// suspicionMemory: a suspected leader is left out of elections until it
+// speaks again, membership reports it (back), or this many SuspectAfter
+// have passed (3s by default): long enough for the elections that follow
+// its failure, short enough that a node that lost leadership and now
+// follows in silence is awaited again soon.
+const suspicionMemory = 10
+
+// exclusion leaves a member out of the larger set until a time.
+type exclusion struct {
+	until time.Duration
+	// resigned: it promised silence for its hold-off, so hearing from it
+	// does not end the exclusion; a suspicion ends when it speaks.
+	resigned bool
+}
 
 // candidate phases.
 type phase uint8
@@ -48,8 +59,8 @@ type Bully struct {
 	leader    NodeID // 0 while no leader is known
 	leaderKey Key
 
-	members  map[NodeID]Key           // live members other than this node
-	excluded map[NodeID]time.Duration // suspected or resigned: not awaited in elections until then
+	members  map[NodeID]Key       // live members other than this node
+	excluded map[NodeID]exclusion // suspected or resigned: not awaited in elections for a while
 
 	// startedOnce: EvStart was handled. A machine starts once; a node that
 	// restarts gets a new machine (its memory is gone).
@@ -87,7 +98,7 @@ func NewBully(cfg Config) (*Bully, error) {
 		det:      det,
 		state:    StateStarting,
 		members:  make(map[NodeID]Key),
-		excluded: make(map[NodeID]time.Duration),
+		excluded: make(map[NodeID]exclusion),
 	}, nil
 }
 
@@ -227,7 +238,7 @@ func (b *Bully) onMessage(m *wire.Message) {
 	}
 	// It speaks, so it is no longer suspected; a resign hold-off is a
 	// promise of silence, so it stands until it ends.
-	if until, ok := b.excluded[k.ID]; ok && until == never {
+	if x, ok := b.excluded[k.ID]; ok && !x.resigned {
 		delete(b.excluded, k.ID)
 	}
 	if b.state == StateLeader && m.Term > b.term && (m.Type == wire.TypeAnswer || m.Type == wire.TypeResign) {
@@ -324,7 +335,7 @@ func (b *Bully) onResign(from Key, term uint64) {
 	// when it sent RESIGN. Stop leaving it out a little earlier (T, which
 	// is more than one packet delay) so that it is never left out after it
 	// may have come back: a node that came back is always awaited.
-	b.excluded[from.ID] = b.now + b.cfg.ResignHoldoff - b.cfg.AnswerTimeout
+	b.excluded[from.ID] = exclusion{until: b.now + b.cfg.ResignHoldoff - b.cfg.AnswerTimeout, resigned: true}
 	if from.ID == b.leader && term >= b.term {
 		b.suspectLeader()
 	}
@@ -338,7 +349,7 @@ func (b *Bully) onMemberUp(k Key) {
 	}
 	b.members[k.ID] = k
 	// Back (or never gone): await it in elections again.
-	if until, ok := b.excluded[k.ID]; ok && until == never {
+	if x, ok := b.excluded[k.ID]; ok && !x.resigned {
 		delete(b.excluded, k.ID)
 	}
 	if k.ID == b.leader {
@@ -480,7 +491,7 @@ func (b *Bully) follow(k Key, term uint64) {
 // RESIGN). It is not awaited in the election that follows.
 func (b *Bully) suspectLeader() {
 	if _, ok := b.excluded[b.leader]; !ok {
-		b.excluded[b.leader] = never
+		b.excluded[b.leader] = exclusion{until: b.now + suspicionMemory*b.cfg.SuspectAfter}
 	}
 	b.leader, b.leaderKey = 0, Key{}
 	b.cancelTimer(TimerSuspect)
@@ -538,7 +549,7 @@ func (b *Bully) largerCount() int {
 		if !b.self.Less(k) {
 			continue
 		}
-		if until, ok := b.excluded[id]; ok && b.now < until {
+		if x, ok := b.excluded[id]; ok && b.now < x.until {
 			continue
 		}
 		n++

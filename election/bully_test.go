@@ -1264,3 +1264,31 @@ func TestStaleTimersDoNothing(t *testing.T) {
 	n.is(StateLeader, 1, 3)
 	n.expect(360*ms, fire(TimerAnswer))
 }
+
+// A suspicion does not last for ever: a former leader that lost its
+// leadership and now follows in silence is awaited again once
+// suspicionMemory×SuspectAfter has passed.
+func TestSuspicionExpires(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   time.Duration
+		want []string
+	}{
+		{"still suspected: 5 is left out, 3 claims at once", 310*ms + suspicionMemory*300*ms - 1,
+			[]string{"cancel-timer suspect", "follow leader=0 term=2", "broadcast COORDINATOR to all (4) term=3", "become-leader term=3"}},
+		{"suspicion expired: 5 is asked", 310*ms + suspicionMemory*300*ms,
+			[]string{"cancel-timer suspect", "follow leader=0 term=2", "broadcast ELECTION to larger (1) term=2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := followerOf(t, key(3), keys(1, 2, 4, 5), key(5), 1)
+			n.step(310*ms, fire(TimerSuspect)) // 5 suspected
+			n.step(320*ms, coord(4, 2))
+			n.is(StateFollower, 2, 4)
+			// 4 fails later; 5 was silent all along.
+			got := actStrings(n.step(tc.at, Event{Kind: EvSuspectLeader}))
+			if len(got) < len(tc.want) || !slices.Equal(got[:len(tc.want)], tc.want) {
+				t.Errorf("at %v: got %q, want it to start with %q", tc.at, got, tc.want)
+			}
+		})
+	}
+}
