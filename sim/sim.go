@@ -505,7 +505,11 @@ func (s *Sim) step(n *node, ev election.Event) {
 		case election.ActBecomeLeader:
 			s.tracef("n%d LEADER term=%d", n.key.ID, a.Term)
 		case election.ActFollow:
-			s.tracef("n%d follows n%d term=%d", n.key.ID, a.Leader, a.Term)
+			if a.Leader == 0 {
+				s.tracef("n%d has no leader (term=%d)", n.key.ID, a.Term)
+			} else {
+				s.tracef("n%d follows n%d term=%d", n.key.ID, a.Leader, a.Term)
+			}
 		}
 	}
 	s.Check.afterStep(n.idx, before, n.m.Status())
@@ -573,4 +577,17 @@ func (s *Sim) tracef(format string, args ...any) {
 	fmt.Fprintf(s.cfg.Trace, "%12.6f ", s.now.Seconds())
 	fmt.Fprintf(s.cfg.Trace, format, args...)
 	io.WriteString(s.cfg.Trace, "\n")
+}
+
+// Config returns the simulator's configuration, with the election timing's
+// defaults filled in.
+func (s *Sim) Config() Config {
+	c := s.cfg
+	t := c.Timing
+	t.ID, t.Priority = 1, 1
+	if b, err := election.NewBully(t); err == nil {
+		c.Timing = b.Config()
+		c.Timing.ID, c.Timing.Priority = 0, 0
+	}
+	return c
 }

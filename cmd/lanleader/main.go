@@ -1,0 +1,63 @@
+// Command lanleader keeps exactly one host of a LAN the leader.
+//
+// This build has the election core and its simulator; the agent (run,
+// status, demo) comes with the runtime.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `usage: lanleader <command> [flags]
+
+Commands:
+  sim       simulate a cluster: a scripted story, or a random fault
+            schedule by seed with its invariants checked
+  version   print the version
+
+Run 'lanleader <command> -h' for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit status.
+// 0 success, 1 failure (a broken invariant), 2 bad usage.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "sim":
+		return runSim(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "lanleader: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+		return fmt.Sprintf("lanleader %s %s", v, bi.GoVersion)
+	}
+	return "lanleader " + v
+}

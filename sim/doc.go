@@ -1,0 +1,18 @@
+// Package sim is a deterministic network simulator for the election
+// machines: N machines (election.Bully), one virtual clock, and a seeded
+// network that loses, delays, duplicates and reorders packets, cuts links
+// one way or both ways and heals them, crashes nodes (a restarted node has
+// lost its memory) and pauses them (a paused node receives nothing and
+// sends nothing, and resumes with its stale state and its timers overdue).
+// Every packet goes through the wire codec, so the simulator also checks
+// that what the machines build encodes and decodes.
+//
+// Generate turns a seed into a random fault schedule; Run plays it and
+// checks the invariants after every step (see Checker and Converged). The
+// same seed gives the same run, byte for byte: a failing seed is replayed
+// with `go run ./cmd/lanleader sim -seed N -trace`.
+//
+// What this package must not do: read the wall clock or any randomness not
+// derived from the seed, or depend on map iteration order for anything that
+// reaches the trace or the result.
+package sim
