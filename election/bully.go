@@ -14,6 +14,11 @@ import (
 // follows in silence is awaited again soon.
 const suspicionMemory = 10
 
+// MaxTerm is the largest term a message may carry; a message with a larger
+// one is ignored. No cluster gets near it (one election a microsecond for
+// ten thousand years), and it keeps max(term)+1 from wrapping around.
+const MaxTerm = 1 << 62
+
 // exclusion leaves a member out of the larger set until a time.
 type exclusion struct {
 	until time.Duration
@@ -44,6 +49,10 @@ type Bully struct {
 
 	state State
 	phase phase
+	// committed: this node answered an ELECTION during its current
+	// election, so it has taken that election over and finishes it even
+	// against a smaller leader it would not preempt.
+	committed bool
 
 	// term is the term of the leadership this node last recognised (or
 	// holds); termLeader and termLeaderKey name that leadership and stay
@@ -56,8 +65,9 @@ type Bully struct {
 	// takes max(term, maxSeen)+1.
 	maxSeen uint64
 
-	leader    NodeID // 0 while no leader is known
-	leaderKey Key
+	// leader is the node followed (or this node), 0 while no leader is
+	// known. When it is not 0 it is termLeader, whose key is termLeaderKey.
+	leader NodeID
 
 	members  map[NodeID]Key       // live members other than this node
 	excluded map[NodeID]exclusion // suspected or resigned: not awaited in elections for a while
@@ -107,7 +117,11 @@ func (b *Bully) Config() Config { return b.cfg }
 
 // Status returns the machine's current view.
 func (b *Bully) Status() Status {
-	return Status{Self: b.self, State: b.state, Term: b.term, Leader: b.leader, LeaderKey: b.leaderKey}
+	st := Status{Self: b.self, State: b.state, Term: b.term, Leader: b.leader}
+	if b.leader != 0 {
+		st.LeaderKey = b.termLeaderKey
+	}
+	return st
 }
 
 // Members returns the keys of the live members the machine knows, other
@@ -203,7 +217,7 @@ func (b *Bully) onTimer(t TimerKind) {
 				b.setTimer(TimerSuspect, at)
 			}
 		}
-	case TimerPreempt:
+	case TimerPreempt, TimerHoldoff:
 		b.reconsider()
 	}
 }
@@ -226,7 +240,7 @@ func (b *Bully) reconsider() {
 // --- messages --------------------------------------------------------------
 
 func (b *Bully) onMessage(m *wire.Message) {
-	if m.From == b.self.ID || m.From == 0 {
+	if m.From == b.self.ID || m.From == 0 || m.Term > MaxTerm {
 		return
 	}
 	if m.Term > b.maxSeen {
@@ -284,6 +298,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 	b.send(from.ID, wire.TypeAnswer)
 	switch b.state {
 	case StateCandidate:
+		b.committed = true
 	default:
 		// Hardening: an ELECTION from a term before the leadership this
 		// node follows was sent before its sender heard of that
@@ -293,6 +308,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 			return
 		}
 		b.startElection()
+		b.committed = b.state == StateCandidate
 	}
 }
 
@@ -318,12 +334,24 @@ func (b *Bully) onClaim(from Key, term uint64) {
 		}
 		return
 	}
-	if b.state == StateCandidate && b.mayPreempt(from) {
-		// Our own election is taking over from this smaller leader:
-		// note its claim, keep electing.
+	if b.state == StateLeader && b.mayPreempt(from) {
+		// A smaller node claims a later term: we would follow it and at
+		// once take over again. Lead on under a term above its own
+		// instead, without stepping down in between.
+		b.becomeLeader()
+		return
+	}
+	if b.state == StateCandidate && from.Less(b.self) && (b.committed || b.mayPreempt(from)) {
+		// Our own election takes over from this smaller leader (we
+		// preempt it, or we answered an ELECTION and so took the election
+		// over, textbook step 4): note its claim, keep electing.
+		if b.leader != from.ID || b.term != term {
+			b.det.Reset()
+		}
 		b.term = term
 		b.termLeader, b.termLeaderKey = from.ID, from
-		b.leader, b.leaderKey = from.ID, from
+		b.leader = from.ID
+		b.observeLeader()
 		return
 	}
 	b.follow(from, term)
@@ -335,7 +363,9 @@ func (b *Bully) onResign(from Key, term uint64) {
 	// when it sent RESIGN. Stop leaving it out a little earlier (T, which
 	// is more than one packet delay) so that it is never left out after it
 	// may have come back: a node that came back is always awaited.
-	b.excluded[from.ID] = exclusion{until: b.now + b.cfg.ResignHoldoff - b.cfg.AnswerTimeout, resigned: true}
+	if _, ok := b.members[from.ID]; ok || from.ID == b.leader {
+		b.exclude(from.ID, exclusion{until: b.now + b.cfg.ResignHoldoff - b.cfg.AnswerTimeout, resigned: true})
+	}
 	if from.ID == b.leader && term >= b.term {
 		b.suspectLeader()
 	}
@@ -352,8 +382,10 @@ func (b *Bully) onMemberUp(k Key) {
 	if x, ok := b.excluded[k.ID]; ok && !x.resigned {
 		delete(b.excluded, k.ID)
 	}
+	// The key of the leadership followed follows membership; that of a
+	// past one stays as it was recognised.
 	if k.ID == b.leader {
-		b.leaderKey = k
+		b.termLeaderKey = k
 		b.maybePreempt()
 	}
 }
@@ -380,7 +412,7 @@ func (b *Bully) onSetPriority(p uint16) {
 	}
 	b.self.Priority = p
 	if b.state == StateLeader {
-		b.termLeaderKey, b.leaderKey = b.self, b.self
+		b.termLeaderKey = b.self
 		// Tell everyone now rather than at the next heartbeat, so that a
 		// larger node can take over at once.
 		b.broadcast(wire.TypeHeartbeat, ScopeAll, len(b.members))
@@ -399,7 +431,7 @@ func (b *Bully) onConflict(on bool) {
 		if b.state == StateLeader {
 			b.broadcast(wire.TypeResign, ScopeAll, len(b.members))
 			b.cancelTimer(TimerHeartbeat)
-			b.leader, b.leaderKey = 0, Key{}
+			b.leader = 0
 			b.emit(Action{Kind: ActFollow, Term: b.term})
 		}
 		b.cancelTimer(TimerAnswer)
@@ -448,7 +480,7 @@ func (b *Bully) becomeLeader() {
 	b.term = max(b.term, b.maxSeen) + 1
 	b.maxSeen = b.term
 	b.termLeader, b.termLeaderKey = b.self.ID, b.self
-	b.leader, b.leaderKey = b.self.ID, b.self
+	b.leader = b.self.ID
 	b.phase = phaseNone
 	b.cancelTimer(TimerAnswer)
 	b.cancelTimer(TimerCoordinator)
@@ -471,7 +503,7 @@ func (b *Bully) follow(k Key, term uint64) {
 	}
 	b.term = term
 	b.termLeader, b.termLeaderKey = k.ID, k
-	b.leader, b.leaderKey = k.ID, k
+	b.leader = k.ID
 	b.phase = phaseNone
 	b.cancelTimer(TimerAnswer)
 	b.cancelTimer(TimerCoordinator)
@@ -481,6 +513,12 @@ func (b *Bully) follow(k Key, term uint64) {
 		b.det.Reset()
 		b.emit(Action{Kind: ActFollow, Leader: k.ID, Term: term})
 	}
+	b.observeLeader()
+}
+
+// observeLeader feeds a claim of the leader to the detector and moves the
+// suspicion deadline.
+func (b *Bully) observeLeader() {
 	b.det.Observe(b.now)
 	if at, ok := b.det.SuspectAt(); ok {
 		b.setTimer(TimerSuspect, at)
@@ -490,14 +528,24 @@ func (b *Bully) follow(k Key, term uint64) {
 // suspectLeader: the leader is thought dead (detector, membership, or its
 // RESIGN). It is not awaited in the election that follows.
 func (b *Bully) suspectLeader() {
-	if _, ok := b.excluded[b.leader]; !ok {
-		b.excluded[b.leader] = exclusion{until: b.now + suspicionMemory*b.cfg.SuspectAfter}
+	// A running exclusion (the RESIGN that led here) stands; an expired
+	// one gives way to the suspicion.
+	if x, ok := b.excluded[b.leader]; !ok || x.until <= b.now {
+		b.exclude(b.leader, exclusion{until: b.now + suspicionMemory*b.cfg.SuspectAfter})
 	}
-	b.leader, b.leaderKey = 0, Key{}
+	b.leader = 0
 	b.cancelTimer(TimerSuspect)
 	b.det.Reset()
-	b.setState(StateFollower)
 	b.emit(Action{Kind: ActFollow, Term: b.term})
+	if b.state == StateCandidate {
+		// An election is already running (an ELECTION from a smaller node
+		// started it): it goes on, without waiting for the suspect.
+		if b.phase == phaseElecting && b.largerCount() == 0 && b.now >= b.settleUntil {
+			b.becomeLeader()
+		}
+		return
+	}
+	b.setState(StateFollower)
 	b.startElection()
 }
 
@@ -510,10 +558,10 @@ func (b *Bully) resign() {
 	// An election it ignored just before the hold-off ended ends with a
 	// claim within T plus two packet delays (less than 2T) of that end.
 	b.settleUntil = b.holdUntil + 2*b.cfg.AnswerTimeout
-	b.leader, b.leaderKey = 0, Key{}
+	b.leader = 0
 	b.setState(StateFollower)
 	b.emit(Action{Kind: ActFollow, Term: b.term})
-	b.setTimer(TimerPreempt, b.holdUntil)
+	b.setTimer(TimerHoldoff, b.holdUntil)
 }
 
 // maybePreempt is step 5: a node whose key is larger than its leader's
@@ -522,11 +570,11 @@ func (b *Bully) maybePreempt() {
 	if b.leader == 0 || b.leader == b.self.ID || b.state == StateCandidate {
 		return
 	}
-	if b.cfg.Preempt && b.leaderKey.Less(b.self) && b.now < b.started+b.cfg.PreemptDelay {
+	if b.cfg.Preempt && b.termLeaderKey.Less(b.self) && b.now < b.started+b.cfg.PreemptDelay {
 		b.setTimer(TimerPreempt, b.started+b.cfg.PreemptDelay)
 		return
 	}
-	if b.mayPreempt(b.leaderKey) {
+	if b.mayPreempt(b.termLeaderKey) {
 		b.startElection()
 	}
 }
@@ -540,6 +588,17 @@ func (b *Bully) mayPreempt(k Key) bool {
 // --- helpers ------------------------------------------------------------------
 
 func (b *Bully) holding() bool { return b.now < b.holdUntil }
+
+// exclude records an exclusion and forgets the ones that have run out, so
+// that the map stays as small as the set of nodes recently suspected.
+func (b *Bully) exclude(id NodeID, x exclusion) {
+	for k, old := range b.excluded {
+		if old.until <= b.now {
+			delete(b.excluded, k)
+		}
+	}
+	b.excluded[id] = x
+}
 
 // largerCount counts the live members with a larger key that are not
 // suspected or holding off.
@@ -564,6 +623,7 @@ func (b *Bully) setState(s State) {
 	b.state = s
 	if s != StateCandidate {
 		b.phase = phaseNone
+		b.committed = false
 	}
 }
 

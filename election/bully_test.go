@@ -463,8 +463,9 @@ func TestStep5ReturningLargestTakesOver(t *testing.T) {
 		"set-timer suspect at 350ms",
 		"set-timer answer at 300ms")
 	n.is(StateCandidate, 3, 4)
-	// The election goes on: nothing to do, nothing reported again.
-	n.expect(150*ms, heartbeat(4, 3))
+	// The election goes on; the heartbeat only feeds the detector, and
+	// nothing is reported again.
+	n.expect(150*ms, heartbeat(4, 3), "set-timer suspect at 450ms")
 	n.is(StateCandidate, 3, 4)
 	n.expect(300*ms, fire(TimerAnswer),
 		"cancel-timer suspect",
@@ -639,7 +640,7 @@ func TestStep7ResignBroadcastsAndHoldsOff(t *testing.T) {
 		"broadcast RESIGN to all (4) term=1",
 		"cancel-timer heartbeat",
 		"follow leader=0 term=1",
-		"set-timer preempt at 2s")
+		"set-timer holdoff at 2s")
 	n.is(StateFollower, 1, noLeader)
 	if len(acts) > 0 && !msgEq(acts[0].Msg, wire.Message{Type: wire.TypeResign, From: 5, Priority: 100, Term: 1}) {
 		t.Errorf("RESIGN message: %+v", acts[0].Msg)
@@ -665,8 +666,8 @@ func TestStep7ResignBroadcastsAndHoldsOff(t *testing.T) {
 func TestStep7HoldoffEndElectsAgain(t *testing.T) {
 	n := leaderOf(t, key(5), keys(1, 2, 3, 4))
 	n.step(1000*ms, evResign)
-	n.expect(1999*ms, fire(TimerPreempt))
-	n.expect(2000*ms, fire(TimerPreempt), "set-timer answer at 2.1s")
+	n.expect(1999*ms, fire(TimerHoldoff))
+	n.expect(2000*ms, fire(TimerHoldoff), "set-timer answer at 2.1s")
 	n.is(StateCandidate, 1, noLeader)
 	n.expect(2100*ms, fire(TimerAnswer),
 		"broadcast COORDINATOR to all (4) term=2",
@@ -676,7 +677,7 @@ func TestStep7HoldoffEndElectsAgain(t *testing.T) {
 	m := leaderOf(t, key(3), keys(1, 2))
 	m.step(1000*ms, evResign)
 	m.step(1500*ms, memberUp(key(4)))
-	m.expect(2000*ms, fire(TimerPreempt),
+	m.expect(2000*ms, fire(TimerHoldoff),
 		"broadcast ELECTION to larger (1) term=1",
 		"set-timer answer at 2.1s")
 }
@@ -689,7 +690,7 @@ func TestStep7HoldoffEndLargestTakesBack(t *testing.T) {
 	n.step(1000*ms, evResign)
 	n.step(1010*ms, coord(4, 2))
 	n.step(1900*ms, heartbeat(4, 2))
-	n.expect(2000*ms, fire(TimerPreempt), "set-timer answer at 2.1s")
+	n.expect(2000*ms, fire(TimerHoldoff), "set-timer answer at 2.1s")
 	n.is(StateCandidate, 2, 4)
 	n.expect(2100*ms, fire(TimerAnswer),
 		"cancel-timer suspect",
@@ -701,7 +702,7 @@ func TestStep7HoldoffEndLargestTakesBack(t *testing.T) {
 	off.step(1000*ms, evResign)
 	off.step(1010*ms, coord(4, 2))
 	off.step(1900*ms, heartbeat(4, 2))
-	off.expect(2000*ms, fire(TimerPreempt))
+	off.expect(2000*ms, fire(TimerHoldoff))
 	off.is(StateFollower, 2, 4)
 }
 

@@ -59,11 +59,12 @@ const (
 	TimerCoordinator                  // the wait for COORDINATOR after an ANSWER
 	TimerHeartbeat                    // leader: next HEARTBEAT
 	TimerSuspect                      // follower: the detector's suspicion deadline
-	TimerPreempt                      // end of preempt_delay or of a resign hold-off
+	TimerPreempt                      // end of preempt_delay
+	TimerHoldoff                      // end of a resign hold-off
 	numTimers
 )
 
-var timerNames = [...]string{"startup", "answer", "coordinator", "heartbeat", "suspect", "preempt"}
+var timerNames = [...]string{"startup", "answer", "coordinator", "heartbeat", "suspect", "preempt", "holdoff"}
 
 func (t TimerKind) String() string {
 	if int(t) < len(timerNames) {

@@ -101,9 +101,9 @@ func (c *Checker) afterStep(i int, before, after election.Status) {
 }
 
 // Converged checks invariant 2 now: the live, awake nodes have exactly one
-// leader, every one of them follows it with its term, and (when
-// largestWins) it is the largest key among them. It returns nil or an
-// error that lists every node's view.
+// leader, every other one follows it with its term, and no live node that
+// preempts (every node, when largestWins) has a larger key. It returns nil
+// or an error that lists every node's view.
 func (s *Sim) Converged(largestWins bool) error {
 	if s.converged(largestWins) {
 		return nil
@@ -114,79 +114,54 @@ func (s *Sim) Converged(largestWins bool) error {
 // converged is Converged without the report, cheap enough to run after
 // every event.
 func (s *Sim) converged(largestWins bool) bool {
+	return s.convergence(largestWins) == ""
+}
+
+func (s *Sim) convergedError(largestWins bool) error {
+	return fmt.Errorf("not converged: %s; %s", s.convergence(largestWins), s.Describe())
+}
+
+// convergence returns "" when the live, awake nodes have converged, or
+// what is still wrong: the leader must be the only one; every other live
+// node must be a follower of it with its term; and no live node that
+// preempts may have a larger key than the leader's (it would take over).
+// With largestWins every node counts as preempting.
+func (s *Sim) convergence(largestWins bool) string {
 	var leader *node
-	var best *node
+	var leaders int
+	var preempting *node // the largest live node that preempts
+	live := 0
 	for _, n := range s.nodes {
 		if !n.up || n.paused {
 			continue
 		}
-		if best == nil || best.key.Less(n.key) {
-			best = n
+		live++
+		if (largestWins || n.preempt) && (preempting == nil || preempting.key.Less(n.key)) {
+			preempting = n
 		}
 		if n.m.Status().State == election.StateLeader {
-			if leader != nil {
-				return false
-			}
+			leaders++
 			leader = n
 		}
 	}
-	if best == nil {
-		return true
-	}
-	if leader == nil || largestWins && leader != best {
-		return false
+	switch {
+	case live == 0:
+		return ""
+	case leaders != 1:
+		return fmt.Sprintf("%d leaders", leaders)
+	case preempting != nil && leader.key.Less(preempting.key):
+		return fmt.Sprintf("leader n%d is smaller than n%d, which preempts", leader.key.ID, preempting.key.ID)
 	}
 	ls := leader.m.Status()
 	for _, n := range s.nodes {
-		if n.up && !n.paused {
-			if st := n.m.Status(); st.Leader != ls.Self.ID || st.Term != ls.Term {
-				return false
-			}
+		if !n.up || n.paused || n == leader {
+			continue
+		}
+		if st := n.m.Status(); st.State != election.StateFollower || st.Leader != ls.Self.ID || st.Term != ls.Term {
+			return fmt.Sprintf("n%d is %v of n%d term %d, not a follower of n%d term %d", st.Self.ID, st.State, st.Leader, st.Term, ls.Self.ID, ls.Term)
 		}
 	}
-	return true
-}
-
-func (s *Sim) convergedError(largestWins bool) error {
-	var live []int
-	for i, n := range s.nodes {
-		if n.up && !n.paused {
-			live = append(live, i)
-		}
-	}
-	if len(live) == 0 {
-		return nil
-	}
-	var leaders []int
-	best := live[0]
-	for _, i := range live {
-		if s.nodes[best].key.Less(s.nodes[i].key) {
-			best = i
-		}
-		if s.nodes[i].m.Status().State == election.StateLeader {
-			leaders = append(leaders, i)
-		}
-	}
-	var problem string
-	switch {
-	case len(leaders) != 1:
-		problem = fmt.Sprintf("%d leaders", len(leaders))
-	case largestWins && leaders[0] != best:
-		problem = fmt.Sprintf("leader n%d is not the largest live key n%d", s.nodes[leaders[0]].key.ID, s.nodes[best].key.ID)
-	default:
-		ls := s.nodes[leaders[0]].m.Status()
-		for _, i := range live {
-			st := s.nodes[i].m.Status()
-			if st.Leader != ls.Self.ID || st.Term != ls.Term {
-				problem = fmt.Sprintf("n%d follows n%d term %d, not n%d term %d", st.Self.ID, st.Leader, st.Term, ls.Self.ID, ls.Term)
-				break
-			}
-		}
-	}
-	if problem == "" {
-		return nil
-	}
-	return fmt.Errorf("not converged: %s; %s", problem, s.Describe())
+	return ""
 }
 
 // Describe lists every node's view on one line.

@@ -73,8 +73,9 @@ type event struct {
 	timer    election.TimerKind
 	timerGen uint64
 	// evMember
-	up  bool
-	key election.Key
+	up       bool
+	about    int    // the node the notice is about
+	aboutGen uint64 // its incarnation when the notice was sent
 	// evFunc
 	fn func()
 	// evInject
@@ -112,7 +113,8 @@ type node struct {
 	offset  time.Duration
 	seq     uint32
 	timers  [16]uint64 // generation of each timer kind
-	pending []*event   // timers that came due while paused
+	pending []*event   // what came due or arrived while paused, in order
+	backlog int        // packets among pending
 }
 
 // Sim is a deterministic simulated cluster: N bully machines, a virtual
@@ -233,7 +235,7 @@ func (s *Sim) Crash(i int) {
 	if !n.up {
 		return
 	}
-	n.up, n.paused, n.pending = false, false, nil
+	n.up, n.paused, n.pending, n.backlog = false, false, nil, 0
 	n.m = nil
 	s.tracef("n%d crash", n.key.ID)
 	s.Check.nodeDown(i)
@@ -250,8 +252,13 @@ func (s *Sim) Restart(i int) {
 	s.notifyOthers(i, true, s.cfg.MembershipDelay)
 }
 
-// Pause freezes node i: it receives nothing and sends nothing; its timers
-// that come due wait for Resume.
+// SocketBuffer is how many packets a paused node's socket holds; what
+// arrives beyond is lost.
+const SocketBuffer = 64
+
+// Pause freezes node i, as SIGSTOP would: it handles nothing and sends
+// nothing; its timers that come due, and up to SocketBuffer packets that
+// arrive, wait for Resume.
 func (s *Sim) Pause(i int) {
 	n := s.nodes[i]
 	if !n.up || n.paused {
@@ -261,14 +268,15 @@ func (s *Sim) Pause(i int) {
 	s.tracef("n%d pause", n.key.ID)
 }
 
-// Resume wakes node i: the timers that came due fire now, in order, on its
-// stale state.
+// Resume wakes node i: the packets that arrived and the timers that came
+// due are handled now, in the order they happened, on its stale state.
 func (s *Sim) Resume(i int) {
 	n := s.nodes[i]
 	if !n.up || !n.paused {
 		return
 	}
 	n.paused = false
+	n.backlog = 0
 	s.tracef("n%d resume", n.key.ID)
 	for _, e := range n.pending {
 		e.at = s.now
@@ -393,7 +401,14 @@ func (s *Sim) dispatch(e *event) {
 	switch e.kind {
 	case evDeliver:
 		if n.paused {
-			s.Stats.Dropped++
+			// A stopped process's socket keeps what arrives, up to its
+			// buffer; it reads the backlog when it wakes.
+			if n.backlog < SocketBuffer {
+				n.backlog++
+				n.pending = append(n.pending, e)
+			} else {
+				s.Stats.Dropped++
+			}
 			return
 		}
 		if err := wire.Decode(e.pkt, &s.msg); err != nil {
@@ -423,11 +438,17 @@ func (s *Sim) dispatch(e *event) {
 			n.pending = append(n.pending, e)
 			return
 		}
+		// Like memberlist, membership does not report a node dead once it
+		// has come back, nor alive once it has died again.
+		if e.aboutGen != s.nodes[e.about].gen {
+			return
+		}
 		kind := election.EvMemberDown
 		if e.up {
 			kind = election.EvMemberUp
 		}
-		s.step(n, election.Event{Kind: kind, Member: e.key})
+		// Membership hands out what it knows now: the member's current key.
+		s.step(n, election.Event{Kind: kind, Member: s.nodes[e.about].key})
 	}
 }
 
@@ -443,7 +464,7 @@ func (s *Sim) boot(i int, first bool) {
 	if err != nil {
 		panic(fmt.Sprintf("sim: node %d: %v", n.key.ID, err))
 	}
-	n.m, n.up, n.paused, n.pending = m, true, false, nil
+	n.m, n.up, n.paused, n.pending, n.backlog = m, true, false, nil, 0
 	n.gen++
 	n.seq = 0
 	// Each incarnation's monotonic clock has its own origin, so that a
@@ -465,7 +486,7 @@ func (s *Sim) notifyOthers(i int, up bool, delay time.Duration) {
 		if j == i || !o.up {
 			continue
 		}
-		s.push(&event{at: s.now + delay, kind: evMember, node: j, gen: o.gen, up: up, key: s.nodes[i].key})
+		s.push(&event{at: s.now + delay, kind: evMember, node: j, gen: o.gen, up: up, about: i, aboutGen: s.nodes[i].gen})
 	}
 }
 
