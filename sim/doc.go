@@ -8,9 +8,10 @@
 // that what the machines build encodes and decodes.
 //
 // Generate turns a seed into a random fault schedule; Run plays it and
-// checks the invariants after every step (see Checker and Converged). The
-// same seed gives the same run, byte for byte: a failing seed is replayed
-// with `go run ./cmd/lanleader sim -seed N -trace`.
+// checks the invariants after every event (see Checker and Converged). The
+// same seed gives the same run, byte for byte, on one architecture (the
+// phi detector's floating point may be fused differently on another): a
+// failing seed is replayed with `go run ./cmd/lanleader sim -seed N -trace`.
 //
 // What this package must not do: read the wall clock or any randomness not
 // derived from the seed, or depend on map iteration order for anything that
