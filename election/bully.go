@@ -14,10 +14,16 @@ import (
 // follows in silence is awaited again soon.
 const suspicionMemory = 10
 
-// MaxTerm is the largest term a message may carry; a message with a larger
-// one is ignored. No cluster gets near it (one election a microsecond for
-// ten thousand years), and it keeps max(term)+1 from wrapping around.
-const MaxTerm = 1 << 62
+// Terms from the network are bounded: a message whose term is above
+// MaxTerm, or more than MaxTermJump above every term this node has seen, is
+// ignored. Terms grow by one an election, so neither happens in a real
+// cluster; the bounds keep a corrupt packet from wrapping terms around or
+// moving them out of everyone's reach at once. (A hostile sender on the LAN
+// is stopped by authentication, not by these bounds.)
+const (
+	MaxTerm     = 1 << 63
+	MaxTermJump = 1 << 32
+)
 
 // exclusion leaves a member out of the larger set until a time.
 type exclusion struct {
@@ -49,10 +55,13 @@ type Bully struct {
 
 	state State
 	phase phase
-	// committed: this node answered an ELECTION during its current
-	// election, so it has taken that election over and finishes it even
-	// against a smaller leader it would not preempt.
-	committed bool
+	// committed: this node answered an ELECTION of term committedTerm
+	// during its current election, so it has taken that election over and
+	// finishes it even against a smaller leader it would not preempt,
+	// unless that leader's claim is later than the ELECTION (the result
+	// of that election, or of a later one).
+	committed     bool
+	committedTerm uint64
 
 	// term is the term of the leadership this node last recognised (or
 	// holds); termLeader and termLeaderKey name that leadership and stay
@@ -86,6 +95,11 @@ type Bully struct {
 
 	armed    [numTimers]bool
 	deadline [numTimers]time.Duration
+
+	// reportedLeader and reportedTerm: what the last ActBecomeLeader or
+	// ActFollow told the driver.
+	reportedLeader NodeID
+	reportedTerm   uint64
 
 	now  time.Duration
 	acts []Action
@@ -240,7 +254,7 @@ func (b *Bully) reconsider() {
 // --- messages --------------------------------------------------------------
 
 func (b *Bully) onMessage(m *wire.Message) {
-	if m.From == b.self.ID || m.From == 0 || m.Term > MaxTerm {
+	if m.From == b.self.ID || m.From == 0 || m.Term > MaxTerm || m.Term > max(b.term, b.maxSeen)+MaxTermJump {
 		return
 	}
 	if m.Term > b.maxSeen {
@@ -298,7 +312,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 	b.send(from.ID, wire.TypeAnswer)
 	switch b.state {
 	case StateCandidate:
-		b.committed = true
+		b.commit(term)
 	default:
 		// Hardening: an ELECTION from a term before the leadership this
 		// node follows was sent before its sender heard of that
@@ -308,8 +322,18 @@ func (b *Bully) onElection(from Key, term uint64) {
 			return
 		}
 		b.startElection()
-		b.committed = b.state == StateCandidate
+		if b.state == StateCandidate {
+			b.commit(term)
+		}
 	}
+}
+
+// commit records that this node answered an ELECTION of the given term.
+func (b *Bully) commit(term uint64) {
+	if !b.committed || term > b.committedTerm {
+		b.committedTerm = term
+	}
+	b.committed = true
 }
 
 func (b *Bully) onAnswer(from Key) {
@@ -334,14 +358,14 @@ func (b *Bully) onClaim(from Key, term uint64) {
 		}
 		return
 	}
-	if b.state == StateLeader && b.mayPreempt(from) {
+	if b.state == StateLeader && b.cfg.Preempt && from.Less(b.self) {
 		// A smaller node claims a later term: we would follow it and at
 		// once take over again. Lead on under a term above its own
 		// instead, without stepping down in between.
 		b.becomeLeader()
 		return
 	}
-	if b.state == StateCandidate && from.Less(b.self) && (b.committed || b.mayPreempt(from)) {
+	if b.state == StateCandidate && from.Less(b.self) && (b.committed && term <= b.committedTerm || b.mayPreempt(from)) {
 		// Our own election takes over from this smaller leader (we
 		// preempt it, or we answered an ELECTION and so took the election
 		// over, textbook step 4): note its claim, keep electing.
@@ -495,9 +519,9 @@ func (b *Bully) becomeLeader() {
 
 // follow records leader k with term and feeds its claim to the detector.
 func (b *Bully) follow(k Key, term uint64) {
-	// A new leadership (or the end of our own) is reported; a return to
-	// following after an election that changed nothing is not.
-	changed := b.leader != k.ID || b.term != term || b.state == StateLeader
+	// A leadership the driver has not been told of is reported; a return
+	// to following after an election that changed nothing is not.
+	changed := b.reportedLeader != k.ID || b.reportedTerm != term
 	if b.state == StateLeader {
 		b.cancelTimer(TimerHeartbeat)
 	}
@@ -656,4 +680,12 @@ func (b *Bully) cancelTimer(t TimerKind) {
 	b.emit(Action{Kind: ActCancelTimer, Timer: t})
 }
 
-func (b *Bully) emit(a Action) { b.acts = append(b.acts, a) }
+func (b *Bully) emit(a Action) {
+	switch a.Kind {
+	case ActBecomeLeader:
+		b.reportedLeader, b.reportedTerm = b.self.ID, a.Term
+	case ActFollow:
+		b.reportedLeader, b.reportedTerm = a.Leader, a.Term
+	}
+	b.acts = append(b.acts, a)
+}

@@ -54,7 +54,7 @@ type Config struct {
 	PreemptDelay time.Duration
 	// ResignHoldoff: after a resign, the node neither answers nor starts
 	// elections for this long, so that leadership really moves.
-	// Default max(PreemptDelay, 10×HeartbeatInterval).
+	// Default 10×HeartbeatInterval (1s); never less than PreemptDelay.
 	ResignHoldoff time.Duration
 }
 
@@ -86,8 +86,10 @@ func (c *Config) fill() {
 		c.StartupWait = c.SuspectAfter
 	}
 	if c.ResignHoldoff == 0 {
-		c.ResignHoldoff = max(c.PreemptDelay, 10*c.HeartbeatInterval)
+		c.ResignHoldoff = 10 * c.HeartbeatInterval
 	}
+	// A resigned node never takes leadership back before PreemptDelay.
+	c.ResignHoldoff = max(c.ResignHoldoff, c.PreemptDelay)
 }
 
 // Validate checks each field and how they relate. It names the field at
