@@ -85,7 +85,11 @@ type Schedule struct {
 // Describe prints the schedule, one fault a line.
 func (sch Schedule) Describe() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: %d nodes, phi=%v, preempt delay %v, net %v..%v\n", sch.Seed, len(sch.Config.Nodes), sch.Config.Phi, sch.Config.Timing.PreemptDelay, sch.Config.Net.DelayMin, sch.Config.Net.DelayMax)
+	transport := "multicast"
+	if sch.Config.Unicast {
+		transport = "unicast"
+	}
+	fmt.Fprintf(&b, "seed %d: %d nodes, phi=%v, preempt delay %v, %s, net %v..%v\n", sch.Seed, len(sch.Config.Nodes), sch.Config.Phi, sch.Config.Timing.PreemptDelay, transport, sch.Config.Net.DelayMin, sch.Config.Net.DelayMax)
 	for _, n := range sch.Config.Nodes {
 		fmt.Fprintf(&b, "  node %v preempt=%v\n", n.Key, n.Preempt)
 	}
@@ -179,15 +183,17 @@ func Generate(seed uint64) Schedule {
 			sch.RestartAtEnd = append(sch.RestartAtEnd, i)
 		}
 	}
+	sch.Config.Unicast = r.IntN(4) == 0
 	return sch
 }
 
 // Bound is the time after FaultEnd by which the cluster must have
 // converged: the slowest way a node can still learn that its leader is
-// gone or stale (its detector, the end of a resign hold-off, a restarted
-// node's listen period), plus a heartbeat to hear the others, plus two
-// full election rounds (T, then the wait for COORDINATOR) and the packet
-// delays of each exchange.
+// gone or stale (its detector, the end of a resign hold-off or preempt
+// delay, a restarted node's listen period, and over unicast the
+// membership report of a restarted node), plus a heartbeat to hear the
+// others, plus two full election rounds (T, then the wait for
+// COORDINATOR) and the packet delays of each exchange.
 func (sch Schedule) Bound() time.Duration {
 	c := sch.Config.Timing
 	c.ID, c.Priority = 1, 1
@@ -199,6 +205,12 @@ func (sch Schedule) Bound() time.Duration {
 		detect = phiWorstDetection(c)
 	}
 	slowest := max(detect+c.HeartbeatInterval, c.StartupWait, c.ResignHoldoff, c.PreemptDelay)
+	if sch.Config.Unicast {
+		// Over unicast a node reaches only the members it knows of: a
+		// node restarted at the end is heard of only once membership
+		// reports it back.
+		slowest = max(slowest, sch.Config.membershipDelay())
+	}
 	return slowest + 2*c.HeartbeatInterval + 2*(c.AnswerTimeout+c.CoordinatorTimeout) + 8*sch.Config.Net.DelayMax
 }
 

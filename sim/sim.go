@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"io"
@@ -45,6 +46,10 @@ type Config struct {
 	// UpdateDelay is how long a change of a node's priority takes to reach
 	// the others through the membership layer's gossip. Default 300ms.
 	UpdateDelay time.Duration
+	// Unicast: broadcasts go out as one unicast packet to each member of
+	// their scope in the sender's membership view (the agent's
+	// --transport unicast), instead of one multicast packet to every node.
+	Unicast bool
 	// Trace, when set, receives one line per event: who got what, who sent
 	// what, every change of role.
 	Trace io.Writer
@@ -131,6 +136,7 @@ type Sim struct {
 	cut   map[[2]int]bool // cut[{a,b}]: packets from a to b are dropped
 	buf   []byte
 	msg   wire.Message
+	view  []election.Key
 	// events counts the events processed.
 	events int
 
@@ -155,9 +161,7 @@ func New(cfg Config) (*Sim, error) {
 	if len(cfg.Nodes) == 0 {
 		return nil, fmt.Errorf("sim: no nodes")
 	}
-	if cfg.MembershipDelay == 0 {
-		cfg.MembershipDelay = 2 * time.Second
-	}
+	cfg.MembershipDelay = cfg.membershipDelay()
 	if cfg.UpdateDelay == 0 {
 		cfg.UpdateDelay = 300 * time.Millisecond
 	}
@@ -177,6 +181,14 @@ func New(cfg Config) (*Sim, error) {
 	}
 	s.Check = newChecker(s)
 	return s, nil
+}
+
+// membershipDelay is MembershipDelay with its default.
+func (c Config) membershipDelay() time.Duration {
+	if c.MembershipDelay == 0 {
+		return 2 * time.Second
+	}
+	return c.MembershipDelay
 }
 
 // Now is the simulator's global clock.
@@ -508,15 +520,38 @@ func (s *Sim) step(n *node, ev election.Event) {
 			}
 		case election.ActBroadcast:
 			s.Stats.Messages[a.Msg.Type] += a.Count
-			s.Stats.Packets[a.Msg.Type]++
 			s.Stats.Unicast[a.Msg.Type] += a.Count
-			if a.Msg.Type != wire.TypeHeartbeat {
-				s.tracef("n%d multicast %s to %v(%d) term=%d", n.key.ID, typeName(a.Msg.Type), a.Scope, a.Count, a.Msg.Term)
-			}
-			for j := range s.nodes {
-				if j != n.idx {
-					s.transmit(n, j, &a.Msg)
+			if !s.cfg.Unicast {
+				s.Stats.Packets[a.Msg.Type]++
+				if a.Msg.Type != wire.TypeHeartbeat {
+					s.tracef("n%d multicast %s to %v(%d) term=%d", n.key.ID, typeName(a.Msg.Type), a.Scope, a.Count, a.Msg.Term)
 				}
+				// One multicast packet reaches every node; receivers
+				// filter by key.
+				for j := range s.nodes {
+					if j != n.idx {
+						s.transmit(n, j, &a.Msg)
+					}
+				}
+				break
+			}
+			// Unicast fan-out: one packet to each member of the scope in
+			// the sender's view, as the agent's --transport unicast does.
+			s.view = n.m.Members(s.view[:0])
+			slices.SortFunc(s.view, func(x, y election.Key) int { return cmp.Compare(x.ID, y.ID) })
+			self, sent := n.m.Status().Self, 0
+			for _, k := range s.view {
+				if a.Scope == election.ScopeLarger && !self.Less(k) {
+					continue
+				}
+				if j := s.index(k.ID); j >= 0 {
+					s.transmit(n, j, &a.Msg)
+					sent++
+				}
+			}
+			s.Stats.Packets[a.Msg.Type] += sent
+			if a.Msg.Type != wire.TypeHeartbeat {
+				s.tracef("n%d unicast %s to %v(%d packets) term=%d", n.key.ID, typeName(a.Msg.Type), a.Scope, sent, a.Msg.Term)
 			}
 		case election.ActSetTimer:
 			n.timers[a.Timer]++
