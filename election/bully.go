@@ -88,8 +88,8 @@ type Bully struct {
 	holdUntil   time.Duration // resign hold-off: no answers, no elections before this
 	// settleUntil: before this time the node's view may miss an election
 	// that is already under way (it has just started, or ignored everyone
-	// during a hold-off), so even with no larger member it waits T for
-	// claims in flight before it claims itself.
+	// during a hold-off), so even with no larger member it does not claim
+	// before then: a claim may be in flight.
 	settleUntil time.Duration
 	conflict    bool
 

@@ -69,7 +69,11 @@ the live ones answer, the winner sends n-2 COORDINATOR).
 best is textbook+1: the COORDINATOR also goes to the dead coordinator, which
 the membership layer still lists. worst equals the textbook: the node that
 noticed skips the coordinator it suspects (-1) and the COORDINATOR goes to
-the dead one too (+1). time: from the suspicion to the last node following
-the new leader; in the worst case it includes T (the answer timeout),
-waited by the second-highest node for the dead coordinator's ANSWER.`)
+the dead one too (+1). all: every node notices at once (the usual case on
+a LAN): the second-highest claims at once, the others' elections still
+cost (n-1)(n-2)/2 ELECTION and as many ANSWER, and the new leader answers
+each late ELECTION with a unicast COORDINATOR. time: from the suspicion to
+the last node following the new leader; in the worst case it includes T
+(the answer timeout), waited by the second-highest node for the dead
+coordinator's ANSWER.`)
 }
