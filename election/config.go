@@ -65,7 +65,14 @@ func DefaultConfig(id NodeID) Config {
 	return c
 }
 
-// fill sets the defaults of every zero duration.
+// WithDefaults returns c with the default of every zero field filled in,
+// as NewBully uses it.
+func (c Config) WithDefaults() Config {
+	c.fill()
+	return c
+}
+
+// fill sets the defaults of every zero field.
 func (c *Config) fill() {
 	if c.Priority == 0 {
 		c.Priority = 100

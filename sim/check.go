@@ -65,9 +65,8 @@ func (c *Checker) violate(format string, args ...any) {
 	c.s.tracef("VIOLATION "+format, args...)
 }
 
-func (c *Checker) nodeUp(i int)   { c.views[i] = view{} }
-func (c *Checker) nodeDown(i int) {}
-func (c *Checker) observe()       {}
+// nodeUp starts a new incarnation's view: a restarted node lost its memory.
+func (c *Checker) nodeUp(i int) { c.views[i] = view{} }
 
 // afterStep checks one node's transition from before to after.
 func (c *Checker) afterStep(i int, before, after election.Status) {

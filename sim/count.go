@@ -109,7 +109,7 @@ func CountElection(n int, c Case, seed uint64) (ElectionCount, error) {
 	}
 	out := ElectionCount{N: n, Case: c, Took: s.Now() - t0, Leader: s.LiveLeaders()[0]}
 	// Drain: the late ANSWERs and COORDINATORs of the election still count.
-	tm := s.nodes[0].m.Config()
+	tm := s.Config().Timing
 	s.RunUntil(s.Now() + 2*(tm.AnswerTimeout+tm.CoordinatorTimeout))
 	for _, t := range electionTypes {
 		out.Messages[t] = s.Stats.Messages[t] - before.Messages[t]

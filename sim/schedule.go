@@ -195,10 +195,7 @@ func Generate(seed uint64) Schedule {
 // others, plus two full election rounds (T, then the wait for
 // COORDINATOR) and the packet delays of each exchange.
 func (sch Schedule) Bound() time.Duration {
-	c := sch.Config.Timing
-	c.ID, c.Priority = 1, 1
-	full, _ := election.NewBully(c)
-	c = full.Config()
+	c := sch.Config.Timing.WithDefaults()
 	detect := c.SuspectAfter
 	if sch.Config.Phi {
 		// Phi detects later after a loss burst widened its history.

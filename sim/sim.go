@@ -250,7 +250,6 @@ func (s *Sim) Crash(i int) {
 	n.up, n.paused, n.pending, n.backlog = false, false, nil, 0
 	n.m = nil
 	s.tracef("n%d crash", n.key.ID)
-	s.Check.nodeDown(i)
 	s.notifyOthers(i, false, s.cfg.MembershipDelay)
 }
 
@@ -403,7 +402,6 @@ const MaxEvents = 20_000_000
 func (s *Sim) dispatch(e *event) {
 	if e.kind == evFunc {
 		e.fn()
-		s.Check.observe()
 		return
 	}
 	n := s.nodes[e.node]
@@ -427,7 +425,7 @@ func (s *Sim) dispatch(e *event) {
 			panic(fmt.Sprintf("sim: a packet the machines built does not decode: %v", err))
 		}
 		s.Stats.Delivered++
-		s.tracef("n%d recv %s from n%d term=%d", n.key.ID, typeName(s.msg.Type), s.msg.From, s.msg.Term)
+		s.tracef("n%d recv %s from n%d term=%d", n.key.ID, s.msg.Type, s.msg.From, s.msg.Term)
 		s.step(n, election.Event{Kind: election.EvMessage, Msg: s.msg})
 	case evTimer:
 		if e.timerGen != n.timers[e.timer] {
@@ -514,7 +512,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 			s.Stats.Messages[a.Msg.Type] += a.Count
 			s.Stats.Packets[a.Msg.Type]++
 			s.Stats.Unicast[a.Msg.Type]++
-			s.tracef("n%d send %s to n%d term=%d", n.key.ID, typeName(a.Msg.Type), a.To, a.Msg.Term)
+			s.tracef("n%d send %s to n%d term=%d", n.key.ID, a.Msg.Type, a.To, a.Msg.Term)
 			if j := s.index(a.To); j >= 0 {
 				s.transmit(n, j, &a.Msg)
 			}
@@ -524,7 +522,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 			if !s.cfg.Unicast {
 				s.Stats.Packets[a.Msg.Type]++
 				if a.Msg.Type != wire.TypeHeartbeat {
-					s.tracef("n%d multicast %s to %v(%d) term=%d", n.key.ID, typeName(a.Msg.Type), a.Scope, a.Count, a.Msg.Term)
+					s.tracef("n%d multicast %s to %v(%d) term=%d", n.key.ID, a.Msg.Type, a.Scope, a.Count, a.Msg.Term)
 				}
 				// One multicast packet reaches every node; receivers
 				// filter by key.
@@ -551,7 +549,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 			}
 			s.Stats.Packets[a.Msg.Type] += sent
 			if a.Msg.Type != wire.TypeHeartbeat {
-				s.tracef("n%d unicast %s to %v(%d packets) term=%d", n.key.ID, typeName(a.Msg.Type), a.Scope, sent, a.Msg.Term)
+				s.tracef("n%d unicast %s to %v(%d packets) term=%d", n.key.ID, a.Msg.Type, a.Scope, sent, a.Msg.Term)
 			}
 		case election.ActSetTimer:
 			n.timers[a.Timer]++
@@ -639,11 +637,6 @@ func (s *Sim) tracef(format string, args ...any) {
 // defaults filled in.
 func (s *Sim) Config() Config {
 	c := s.cfg
-	t := c.Timing
-	t.ID, t.Priority = 1, 1
-	if b, err := election.NewBully(t); err == nil {
-		c.Timing = b.Config()
-		c.Timing.ID, c.Timing.Priority = 0, 0
-	}
+	c.Timing = c.Timing.WithDefaults()
 	return c
 }

@@ -1,5 +1,0 @@
-package sim
-
-import "github.com/lanleader/lanleader/wire"
-
-func typeName(t wire.Type) string { return t.String() }
