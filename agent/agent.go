@@ -1,0 +1,422 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lanleader/lanleader/detector"
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/metrics"
+	"github.com/lanleader/lanleader/wire"
+)
+
+// Agent is one running lanleader agent. Create it with New, then Start it;
+// end it with Stop (graceful) or Crash (tests and the demo).
+type Agent struct {
+	cfg     Config
+	log     *slog.Logger
+	epoch   time.Time // the agent's clock is time.Since(epoch): monotonic
+	cluster uint32
+	inc     uint32 // incarnation: changes at each start
+
+	machine *election.Bully
+	tr      *transport
+	ml      *memberlist.Memberlist
+	del     *delegate
+	joiner  *joiner
+	reg     *prometheus.Registry
+	met     *metrics.Metrics
+	http    *http.Server
+	httpLn  net.Listener
+	gossip  netip.AddrPort // memberlist's advertised address
+
+	pkts     chan packet
+	cmds     chan func()
+	quit     chan struct{} // closed: the loop ends
+	loopDone chan struct{}
+	readers  sync.WaitGroup
+	stopOnce sync.Once
+	started  atomic.Bool
+
+	snap atomic.Pointer[Status]
+	view atomic.Pointer[metrics.View]
+
+	loop loopState // owned by the event loop goroutine
+}
+
+// member is another member as the loop knows it.
+type member struct {
+	name     string
+	addr     string // memberlist address
+	status   string // alive, suspect, dead, left
+	meta     meta
+	metaOK   bool
+	badMeta  string // why the metadata did not decode
+	changed  time.Duration
+	warnedMD bool
+}
+
+func (m *member) alive() bool { return m.status == "alive" || m.status == "suspect" }
+
+// New checks cfg (after filling its defaults) and returns an agent that
+// has opened nothing yet.
+func New(cfg Config) (*Agent, error) {
+	cfg.Fill()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ec := cfg.ElectionConfig()
+	if cfg.Detector == DetectorPhi {
+		ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
+	}
+	m, err := election.NewBully(ec)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		cluster:  wire.ClusterID(cfg.Cluster),
+		inc:      rand.Uint32() | 1,
+		machine:  m,
+		reg:      prometheus.NewRegistry(),
+		pkts:     make(chan packet, 256),
+		cmds:     make(chan func()),
+		quit:     make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}
+	a.loop.members = make(map[string]*member)
+	a.loop.peerAddr = make(map[uint64]netip.AddrPort)
+	a.loop.kicked = make(map[string]time.Duration)
+	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}})
+	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
+	return a, nil
+}
+
+// Config returns the agent's configuration, defaults filled in.
+func (a *Agent) Config() Config { return a.cfg }
+
+// Registry is the agent's own Prometheus registry (served at /metrics).
+func (a *Agent) Registry() *prometheus.Registry { return a.reg }
+
+// Start opens the sockets (HTTP, election, memberlist), starts joining in
+// the background and runs the event loop. An error names what could not
+// be opened and why; nothing is left open or running after one.
+func (a *Agent) Start() (err error) {
+	if a.started.Swap(true) {
+		return errors.New("agent: started twice")
+	}
+	cfg := &a.cfg
+	bind, err := cfg.BindAddrPort()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			a.closeAll()
+		}
+	}()
+
+	// The address of the election socket and the interface of the group.
+	ip := bind.Addr().Unmap()
+	var ifi *net.Interface
+	if ip.IsUnspecified() {
+		if ip, ifi, err = advertiseAddr(); err != nil {
+			return err
+		}
+	} else {
+		if ifi, err = interfaceOf(ip); err != nil {
+			return fmt.Errorf("bind %v: %w", bind.Addr(), err)
+		}
+		if ifi == nil {
+			return fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(hostAddrs(), ", "))
+		}
+	}
+
+	if cfg.HTTP != "" {
+		if a.httpLn, err = net.Listen("tcp", cfg.HTTP); err != nil {
+			return listenError("http", cfg.HTTP, err)
+		}
+	}
+
+	var group netip.Addr
+	if cfg.Transport == TransportMulticast {
+		group = cfg.Group
+		if !group.IsValid() {
+			group = DefaultGroup4
+			if !ip.Is4() {
+				group = DefaultGroup6
+			}
+		}
+	}
+	if a.tr, err = openTransport(netip.AddrPortFrom(ip, uint16(cfg.ElectionPort)), group, ifi); err != nil {
+		return err
+	}
+
+	a.del = &delegate{queue: newEventQueue()}
+	a.setMeta()
+	mc := memberlistConfig(cfg, bind, a.del)
+	if bind.Addr().IsUnspecified() {
+		mc.AdvertiseAddr = ip.String()
+	}
+	if a.ml, err = memberlist.Create(mc); err != nil {
+		return memberlistError(bind, err)
+	}
+	ln := a.ml.LocalNode()
+	gip, _ := netip.AddrFromSlice(ln.Addr)
+	a.gossip = netip.AddrPortFrom(gip.Unmap(), ln.Port)
+
+	a.epoch = time.Now()
+	seeds := make([]string, len(cfg.Join))
+	for i, s := range cfg.Join {
+		seeds[i] = normalizeSeed(s, DefaultGossipPort)
+	}
+	a.joiner = &joiner{ml: a.ml, seeds: seeds, log: a.log, kick: make(chan []string, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go a.joiner.run()
+
+	a.readers.Add(1)
+	go a.read(a.tr.uni)
+	if a.tr.multi != nil {
+		a.readers.Add(1)
+		go a.read(a.tr.multi)
+	}
+	if a.httpLn != nil {
+		a.http = a.newHTTPServer()
+		go a.http.Serve(a.httpLn)
+	}
+	a.log.Info("started",
+		"name", cfg.Name, "node_id", cfg.NodeID, "priority", cfg.Priority, "cluster", cfg.Cluster,
+		"gossip", a.gossip.String(), "election", a.tr.local.String(), "transport", cfg.Transport,
+		"group", group.String(), "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
+		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay)
+	go a.run()
+	return nil
+}
+
+// memberlistError names the problem of a failed memberlist start.
+func memberlistError(bind netip.AddrPort, err error) error {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "address already in use"):
+		return fmt.Errorf("bind %v: gossip port already in use (another lanleader, consul or serf listens there)", bind)
+	case strings.Contains(s, "cannot assign requested address"):
+		return fmt.Errorf("bind %v: address not on this host", bind)
+	}
+	return fmt.Errorf("memberlist on %v: %s", bind, oneLine(err))
+}
+
+// setMeta publishes this node's metadata for memberlist.
+func (a *Agent) setMeta() {
+	b := meta{Proto: wire.Version, Algorithm: "bully", NodeID: a.cfg.NodeID,
+		Priority: a.machine.Status().Self.Priority, Election: a.tr.local}.append(nil)
+	a.del.meta.Store(&b)
+}
+
+// GossipAddr is memberlist's address (after Start).
+func (a *Agent) GossipAddr() netip.AddrPort { return a.gossip }
+
+// ElectionAddr is the election socket's address (after Start).
+func (a *Agent) ElectionAddr() netip.AddrPort { return a.tr.local }
+
+// HTTPAddr is the HTTP listener's address, "" when it is off.
+func (a *Agent) HTTPAddr() string {
+	if a.httpLn == nil {
+		return ""
+	}
+	return a.httpLn.Addr().String()
+}
+
+// Status returns the latest /status document.
+func (a *Agent) Status() Status {
+	if s := a.snap.Load(); s != nil {
+		return *s
+	}
+	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, State: "starting",
+		Algorithm: "bully", Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{}}
+}
+
+// Done is closed when the event loop has ended.
+func (a *Agent) Done() <-chan struct{} { return a.loopDone }
+
+// Resign asks a leader to hand over (it stays out of elections for its
+// hold-off). It reports whether this node was leading.
+func (a *Agent) Resign() bool {
+	var was bool
+	a.call(func() {
+		was = a.machine.Status().State == election.StateLeader
+		a.step(a.now(), election.Event{Kind: election.EvResign})
+	})
+	return was
+}
+
+// Stop ends the agent gracefully: a leader sends RESIGN, the node leaves
+// memberlist (so that the others need not detect its death), and every
+// socket and goroutine is closed. It returns when all is closed or ctx
+// ends.
+func (a *Agent) Stop(ctx context.Context) error {
+	var err error
+	a.stopOnce.Do(func() {
+		if !a.started.Load() {
+			return
+		}
+		a.call(func() {
+			if a.machine.Status().State == election.StateLeader {
+				a.step(a.now(), election.Event{Kind: election.EvResign})
+			}
+			a.log.Info("leaving", "name", a.cfg.Name)
+		})
+		timeout := DefaultLeaveTimeout
+		if d, ok := ctx.Deadline(); ok {
+			timeout = min(timeout, time.Until(d))
+		}
+		if lerr := a.ml.Leave(timeout); lerr != nil {
+			err = fmt.Errorf("leave: %w", lerr)
+		}
+		a.shutdown(ctx)
+	})
+	return err
+}
+
+// Crash ends the agent as a crash would: no RESIGN, no leave; its sockets
+// simply close. For tests and the demo.
+func (a *Agent) Crash() {
+	a.stopOnce.Do(func() {
+		if a.started.Load() {
+			a.shutdown(context.Background())
+		}
+	})
+}
+
+func (a *Agent) shutdown(ctx context.Context) {
+	close(a.quit)
+	<-a.loopDone
+	a.closeAll()
+	if a.http != nil {
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		a.http.Shutdown(sctx)
+		cancel()
+	}
+	a.readers.Wait()
+	if a.joiner != nil {
+		<-a.joiner.done
+	}
+}
+
+// closeAll closes whatever Start opened (some may be nil after a failed
+// Start).
+func (a *Agent) closeAll() {
+	if a.joiner != nil {
+		select {
+		case <-a.joiner.stop:
+		default:
+			close(a.joiner.stop)
+		}
+	}
+	if a.ml != nil {
+		a.ml.Shutdown()
+	}
+	if a.tr != nil {
+		a.tr.close()
+	}
+	if a.httpLn != nil && a.http == nil {
+		a.httpLn.Close()
+	}
+}
+
+// call runs f on the event loop and waits for it; after the loop ended it
+// does nothing.
+func (a *Agent) call(f func()) {
+	done := make(chan struct{})
+	select {
+	case a.cmds <- func() { f(); close(done) }:
+		<-done
+	case <-a.loopDone:
+	}
+}
+
+// now is the agent's monotonic clock.
+func (a *Agent) now() time.Duration { return time.Since(a.epoch) }
+
+// read is a socket's reader goroutine: it drops what is not for this
+// cluster's election (counting why) and hands the rest to the loop.
+func (a *Agent) read(c pconn) {
+	defer a.readers.Done()
+	buf := make([]byte, readBuffer)
+	for {
+		n, ttl, src, err := c.readFrom(buf)
+		at := a.now()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			a.log.Debug("election socket read", "err", err)
+			continue
+		}
+		var p packet
+		if reason := a.accept(buf[:n], ttl, &p.msg); reason != "" {
+			a.met.PacketsDropped.WithLabelValues(reason).Inc()
+			continue
+		}
+		if ua, ok := src.(*net.UDPAddr); ok {
+			ap := ua.AddrPort()
+			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
+		p.at = at
+		a.met.MessagesReceived.WithLabelValues(p.msg.Type.String()).Inc()
+		select {
+		case a.pkts <- p:
+		case <-a.quit:
+			return
+		}
+	}
+}
+
+// accept decodes b into m and returns why it must be dropped, or "".
+func (a *Agent) accept(b []byte, ttl int, m *wire.Message) string {
+	if ttl >= 0 && ttl < LinkLocalTTL {
+		return "ttl"
+	}
+	if err := wire.Decode(b, m); err != nil {
+		return decodeReason(err)
+	}
+	if m.Cluster != a.cluster {
+		return "cluster"
+	}
+	if m.From == a.cfg.NodeID {
+		if m.Incarnation == a.inc {
+			return "self"
+		}
+		return "conflict"
+	}
+	return ""
+}
+
+func decodeReason(err error) string {
+	switch {
+	case errors.Is(err, wire.ErrShort):
+		return "short"
+	case errors.Is(err, wire.ErrBadMagic):
+		return "magic"
+	case errors.Is(err, wire.ErrUnknownVersion):
+		return "version"
+	case errors.Is(err, wire.ErrUnknownType):
+		return "type"
+	case errors.Is(err, wire.ErrTrailing):
+		return "trailing"
+	}
+	return "length"
+}

@@ -1,0 +1,288 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// Defaults of Config. Each says why it is what it is.
+const (
+	// DefaultCluster is the cluster name when none is given. Agents of
+	// different clusters on one LAN ignore each other's packets.
+	DefaultCluster = "lanleader"
+	// DefaultGossipPort is memberlist's port, as Consul and Serf use it.
+	DefaultGossipPort = 7946
+	// DefaultElectionPort is the election socket's port: the gossip port
+	// plus one, easy to open next to it in a firewall.
+	DefaultElectionPort = 7947
+	// DefaultHTTP is the HTTP listener: loopback only, so that /status and
+	// /metrics are not exposed to the LAN unless asked for.
+	DefaultHTTP = "127.0.0.1:9947"
+	// DefaultPriority is the priority of a node that sets none (as keepalived).
+	DefaultPriority = 100
+	// DefaultHeartbeat is the leader's heartbeat interval: one 40-byte
+	// multicast packet every 100 ms is nothing on a LAN, and it bounds the
+	// failover time.
+	DefaultHeartbeat = 100 * time.Millisecond
+	// DefaultDiscoverInterval is how often an agent that knows no peer
+	// multicasts a discovery beacon. Once it has peers it beacons ten times
+	// less often, so that two halves of a LAN that started apart merge.
+	DefaultDiscoverInterval = time.Second
+	// DefaultLeaveTimeout bounds the graceful leave at shutdown.
+	DefaultLeaveTimeout = 2 * time.Second
+)
+
+// DefaultGroup4 and DefaultGroup6 are the multicast groups of election
+// messages and discovery beacons: one in the IPv4 organisation-local scope
+// (239.255.0.0/16, never routed off the site) and one IPv6 link-local group.
+var (
+	DefaultGroup4 = netip.MustParseAddr("239.255.76.76")
+	DefaultGroup6 = netip.MustParseAddr("ff02::4c4c")
+)
+
+// Transport names.
+const (
+	TransportMulticast = "multicast" // one-to-all by multicast, one-to-one by unicast
+	TransportUnicast   = "unicast"   // one-to-all as a unicast fan-out to the members memberlist knows
+)
+
+// Detector names.
+const (
+	DetectorFixed = "fixed" // suspect SuspectAfter after the last heartbeat
+	DetectorPhi   = "phi"   // phi-accrual, threshold 8
+)
+
+// MaxNodeID is the largest node_id: 2^53−1, so that every id survives a
+// trip through JSON tools that read numbers as doubles (jq, JavaScript).
+const MaxNodeID = 1<<53 - 1
+
+// Config is the configuration of one agent. The zero value, after Fill, is
+// a working agent for this host: every field says its default.
+type Config struct {
+	// Name is this node's name in memberlist and /status. Unique in the
+	// cluster. Default: the host name.
+	Name string
+	// NodeID is the election node_id, 1 to MaxNodeID, unique in the
+	// cluster and stable across restarts. Default: derived from
+	// /etc/machine-id (or, without one, the host name); see DefaultNodeID.
+	NodeID uint64
+	// Priority is this node's priority, 1 to 65535; the larger key
+	// (priority, node_id) leads. Default 100.
+	Priority uint16
+	// Cluster is the cluster name. Default "lanleader".
+	Cluster string
+
+	// Bind is memberlist's address, "ip:port" or "ip" (port 7946).
+	// Port 0 picks a free port. Default: all addresses, port 7946,
+	// advertising the host's first private IPv4 address.
+	Bind string
+	// ElectionPort is the election socket's UDP port, on Bind's address.
+	// 0 with an explicit Bind port 0 picks a free port. Default 7947.
+	ElectionPort int
+	// Join are memberlist addresses ("host:port" or "host") of peers to
+	// join. Joining retries in the background until one answers.
+	Join []string
+	// HTTP is the address of /status, /healthz and /metrics. Empty
+	// disables the listener. Default "127.0.0.1:9947".
+	HTTP string
+
+	// Heartbeat is the leader's heartbeat interval. Default 100ms.
+	Heartbeat time.Duration
+	// SuspectAfter is the fixed detector's timeout after the last
+	// heartbeat. Default 3 × Heartbeat.
+	SuspectAfter time.Duration
+	// Detector is "fixed" or "phi". Default "fixed".
+	Detector string
+	// Transport is "multicast" or "unicast". Default "multicast".
+	Transport string
+	// Group is the multicast group. Default 239.255.76.76, or ff02::4c4c
+	// when Bind is IPv6.
+	Group netip.Addr
+	// Preempt: a node with a larger key takes leadership from a smaller
+	// leader (the textbook bully). false is keepalived's nopreempt.
+	// Fill does not change it: set it (DefaultConfig sets true).
+	Preempt bool
+	// PreemptDelay: after it starts, a node waits this long before it
+	// takes over from a smaller leader. Default 0.
+	PreemptDelay time.Duration
+	// DiscoverInterval is the beacon interval while no peer is known; ten
+	// times it once peers are known. 0 means the default, 1s; negative
+	// turns beacons off. Beacons are multicast, so the unicast transport
+	// never sends them.
+	DiscoverInterval time.Duration
+
+	// Logger receives one line per state change. Default: text to stderr
+	// at level info.
+	Logger *slog.Logger
+	// Version is the build's version for lanleader_build_info.
+	Version string
+}
+
+// DefaultConfig is the configuration of an agent with every default, for
+// this host.
+func DefaultConfig() Config {
+	c := Config{Preempt: true}
+	c.Fill()
+	return c
+}
+
+// Fill sets the default of every zero field. It reads the host name and
+// machine id for Name and NodeID.
+func (c *Config) Fill() {
+	if c.Name == "" {
+		c.Name, _ = os.Hostname()
+	}
+	if c.NodeID == 0 {
+		c.NodeID = DefaultNodeID()
+	}
+	if c.Priority == 0 {
+		c.Priority = DefaultPriority
+	}
+	if c.Cluster == "" {
+		c.Cluster = DefaultCluster
+	}
+	if c.Bind == "" {
+		c.Bind = net.JoinHostPort("0.0.0.0", strconv.Itoa(DefaultGossipPort))
+	}
+	if c.ElectionPort == 0 && !strings.HasSuffix(c.Bind, ":0") {
+		c.ElectionPort = DefaultElectionPort
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = DefaultHeartbeat
+	}
+	if c.SuspectAfter == 0 {
+		c.SuspectAfter = 3 * c.Heartbeat
+	}
+	if c.Detector == "" {
+		c.Detector = DetectorFixed
+	}
+	if c.Transport == "" {
+		c.Transport = TransportMulticast
+	}
+	if c.DiscoverInterval == 0 {
+		c.DiscoverInterval = DefaultDiscoverInterval
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+}
+
+// DefaultNodeID derives a node_id from /etc/machine-id, or from the host
+// name where there is none: the first bytes of a SHA-256, cut to
+// 1 … MaxNodeID. It is stable across restarts of the same host.
+func DefaultNodeID() uint64 {
+	seed, err := os.ReadFile("/etc/machine-id")
+	if err != nil || len(strings.TrimSpace(string(seed))) == 0 {
+		h, _ := os.Hostname()
+		seed = []byte(h)
+	}
+	sum := sha256.Sum256(append([]byte("lanleader node id\x00"), strings.TrimSpace(string(seed))...))
+	id := binary.BigEndian.Uint64(sum[:8]) & MaxNodeID
+	if id == 0 {
+		id = 1
+	}
+	return id
+}
+
+// BindAddrPort returns Bind as an address and port (port 7946 when Bind
+// has none).
+func (c *Config) BindAddrPort() (netip.AddrPort, error) {
+	s := c.Bind
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap, nil
+	}
+	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return netip.AddrPortFrom(a, DefaultGossipPort), nil
+	}
+	return netip.AddrPort{}, fmt.Errorf("bind %q: want an IP address with an optional port, like 198.18.0.1:7946", s)
+}
+
+// Validate checks every field and names the one at fault. It opens no
+// socket: a port in use or an address not on this host is found by Start.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Name == "" {
+		bad("name: must not be empty (and the host name is unknown)")
+	}
+	if c.NodeID == 0 || c.NodeID > MaxNodeID {
+		bad("node-id: %d out of range 1…%d", c.NodeID, uint64(MaxNodeID))
+	}
+	if c.Priority == 0 {
+		bad("priority: 0 out of range 1…65535")
+	}
+	if c.Cluster == "" {
+		bad("cluster: must not be empty")
+	}
+	bind, err := c.BindAddrPort()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if c.ElectionPort < 0 || c.ElectionPort > 65535 {
+		bad("election-port: %d out of range 0…65535", c.ElectionPort)
+	}
+	if err == nil && c.ElectionPort != 0 && int(bind.Port()) == c.ElectionPort {
+		bad("election-port: %d is also the gossip port of bind %s", c.ElectionPort, c.Bind)
+	}
+	for _, j := range c.Join {
+		if _, _, err := net.SplitHostPort(j); err != nil && strings.Contains(j, ":") && !strings.HasPrefix(j, "[") {
+			if _, err2 := netip.ParseAddr(j); err2 != nil {
+				bad("join: %q is not host, host:port or [ipv6]:port", j)
+			}
+		}
+		if j == "" {
+			bad("join: empty address")
+		}
+	}
+	if c.HTTP != "" {
+		if _, _, err := net.SplitHostPort(c.HTTP); err != nil {
+			bad("http: %q is not host:port", c.HTTP)
+		}
+	}
+	switch c.Detector {
+	case DetectorFixed, DetectorPhi:
+	default:
+		bad("detector: %q is not fixed or phi", c.Detector)
+	}
+	switch c.Transport {
+	case TransportMulticast, TransportUnicast:
+	default:
+		bad("transport: %q is not multicast or unicast", c.Transport)
+	}
+	if c.Group.IsValid() && !c.Group.IsMulticast() {
+		bad("multicast-group: %v is not a multicast address", c.Group)
+	}
+	if c.Group.IsValid() && err == nil && !bind.Addr().IsUnspecified() && c.Group.Is4() != bind.Addr().Unmap().Is4() {
+		bad("multicast-group: %v and bind %v are not of one IP family", c.Group, bind.Addr())
+	}
+	if c.NodeID != 0 && c.Priority != 0 {
+		if e := c.ElectionConfig().Validate(); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ElectionConfig is the election machine's configuration for this agent.
+func (c *Config) ElectionConfig() election.Config {
+	ec := election.Config{
+		ID:                c.NodeID,
+		Priority:          c.Priority,
+		HeartbeatInterval: c.Heartbeat,
+		SuspectAfter:      c.SuspectAfter,
+		Preempt:           c.Preempt,
+		PreemptDelay:      c.PreemptDelay,
+	}
+	return ec.WithDefaults()
+}

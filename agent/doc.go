@@ -1,0 +1,17 @@
+// Package agent is lanleader's runtime: the only package with goroutines,
+// sockets, clocks and (later) child processes.
+//
+// An Agent joins the cluster's membership (hashicorp/memberlist, with
+// multicast discovery beacons), sends and receives election messages on
+// its own UDP socket (multicast through golang.org/x/net/ipv4 and ipv6, or
+// a unicast fan-out), and runs one event loop: the only goroutine that
+// touches the election machine. Packets, timers and membership events are
+// fed to the machine there, in arrival order, and its actions (send, set a
+// timer, became leader, follow) are carried out there. Everything else
+// (the HTTP endpoints, metrics at scrape time) reads an immutable snapshot
+// the loop publishes after each step.
+//
+// What this package must not do: decide who leads (election/ does),
+// encode bytes by hand (wire/ does), or read a package-global random
+// source or registry.
+package agent

@@ -1,0 +1,520 @@
+package agent
+
+import (
+	"log/slog"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/metrics"
+	"github.com/lanleader/lanleader/wire"
+)
+
+// Housekeeping: discovery beacons, memberlist's suspect states, pruning.
+const (
+	housekeepEvery = time.Second
+	// deadRetention is how long a dead or departed member stays in /status.
+	deadRetention = 10 * time.Minute
+	// kickEvery bounds how often one beacon's address is joined.
+	kickEvery = 5 * time.Second
+)
+
+// loopState is everything only the event loop goroutine touches.
+type loopState struct {
+	members  map[string]*member // by memberlist name, other than this node
+	peerAddr map[uint64]netip.AddrPort
+	kicked   map[string]time.Duration // beacon address → when it was last joined
+
+	armed    [8]bool
+	deadline [8]time.Duration
+	timer    *time.Timer
+
+	buf  []byte
+	seq  uint32
+	memq []memberEvent
+
+	prev       election.Status
+	lastLeader uint64 // the last non-zero leader
+	lost       bool   // the leader was lost at lostAt, no new one yet
+	lostAt     time.Duration
+	electing   bool // this node ran an election that has not ended yet
+	since      time.Time
+	conflict   []string
+	dirty      bool // the snapshot is out of date
+	lastBeacon time.Duration
+	beaconed   bool
+}
+
+// run is the event loop: the only goroutine that touches the machine.
+func (a *Agent) run() {
+	defer close(a.loopDone)
+	l := &a.loop
+	l.timer = time.NewTimer(time.Hour)
+	defer l.timer.Stop()
+	tick := time.NewTicker(housekeepEvery)
+	defer tick.Stop()
+
+	l.prev = a.machine.Status()
+	a.step(a.now(), election.Event{Kind: election.EvStart})
+	a.housekeep()
+	for {
+		select {
+		case <-a.quit:
+			return
+		case p := <-a.pkts:
+			a.onPacket(p)
+		case <-a.del.queue.signal:
+			l.memq = a.del.queue.drain(l.memq[:0])
+			for _, ev := range l.memq {
+				a.onMember(ev)
+			}
+		case <-l.timer.C:
+			a.fire()
+		case f := <-a.cmds:
+			f()
+		case <-tick.C:
+			a.housekeep()
+		}
+		a.publish()
+	}
+}
+
+// step feeds one event to the machine and carries out its actions.
+func (a *Agent) step(at time.Duration, ev election.Event) {
+	for _, act := range a.machine.Step(at, ev) {
+		a.do(act)
+	}
+	a.afterStep()
+}
+
+// fire steps every armed timer whose deadline has passed, earliest first.
+func (a *Agent) fire() {
+	l := &a.loop
+	for {
+		now := a.now()
+		k := -1
+		for i := range l.armed {
+			if l.armed[i] && l.deadline[i] <= now && (k < 0 || l.deadline[i] < l.deadline[k]) {
+				k = i
+			}
+		}
+		if k < 0 {
+			break
+		}
+		l.armed[k] = false
+		a.step(now, election.Event{Kind: election.EvTimer, Timer: election.TimerKind(k)})
+	}
+	a.rearm()
+}
+
+// rearm sets the loop's timer to the earliest armed deadline.
+func (a *Agent) rearm() {
+	l := &a.loop
+	next := time.Duration(-1)
+	for i := range l.armed {
+		if l.armed[i] && (next < 0 || l.deadline[i] < next) {
+			next = l.deadline[i]
+		}
+	}
+	if next < 0 {
+		l.timer.Stop()
+		return
+	}
+	l.timer.Reset(max(next-a.now(), 0))
+}
+
+// do carries out one action of the machine.
+func (a *Agent) do(act election.Action) {
+	l := &a.loop
+	switch act.Kind {
+	case election.ActSend:
+		dst, ok := a.electionAddr(act.To)
+		if !ok {
+			a.log.Debug("no address for node", "node_id", act.To, "type", act.Msg.Type.String())
+			return
+		}
+		if b := a.encode(act.Msg); b != nil {
+			a.sendTo(b, dst, act.Msg.Type)
+			a.met.MessagesSent.WithLabelValues(act.Msg.Type.String()).Inc()
+		}
+	case election.ActBroadcast:
+		if act.Msg.Type == wire.TypeElection {
+			l.electing = true
+		}
+		b := a.encode(act.Msg)
+		if b == nil {
+			return
+		}
+		if a.tr.group.IsValid() {
+			if err := a.tr.multicast(b); err != nil {
+				a.log.Debug("multicast send", "type", act.Msg.Type.String(), "err", err)
+			}
+		} else {
+			self := a.machine.Status().Self
+			for _, m := range l.members {
+				if !m.alive() || !m.metaOK || m.meta.NodeID == a.cfg.NodeID {
+					continue
+				}
+				k := election.Key{Priority: m.meta.Priority, ID: m.meta.NodeID}
+				if act.Scope == election.ScopeLarger && !self.Less(k) {
+					continue
+				}
+				a.sendTo(b, m.meta.Election, act.Msg.Type)
+			}
+		}
+		a.met.MessagesSent.WithLabelValues(act.Msg.Type.String()).Add(float64(act.Count))
+	case election.ActSetTimer:
+		l.armed[act.Timer], l.deadline[act.Timer] = true, act.At
+		a.rearm()
+	case election.ActCancelTimer:
+		l.armed[act.Timer] = false
+	case election.ActBecomeLeader, election.ActFollow:
+		// Reported through afterStep, from the machine's status.
+	}
+}
+
+func (a *Agent) sendTo(b []byte, dst netip.AddrPort, t wire.Type) {
+	if err := a.tr.send(b, dst); err != nil {
+		a.log.Debug("send", "to", dst.String(), "type", t.String(), "err", err)
+	}
+}
+
+// encode stamps a message with the cluster, incarnation and sequence and
+// encodes it into the loop's buffer.
+func (a *Agent) encode(m wire.Message) []byte {
+	l := &a.loop
+	l.seq++
+	m.Cluster, m.Incarnation, m.Seq = a.cluster, a.inc, l.seq
+	b, err := m.Append(l.buf[:0])
+	if err != nil {
+		a.log.Error("encode", "type", m.Type.String(), "err", err)
+		return nil
+	}
+	l.buf = b
+	return b
+}
+
+// electionAddr is where node id's election socket is: from its metadata,
+// or else from the source of its last packet.
+func (a *Agent) electionAddr(id uint64) (netip.AddrPort, bool) {
+	for _, m := range a.loop.members {
+		if m.metaOK && m.meta.NodeID == id && m.alive() {
+			return m.meta.Election, true
+		}
+	}
+	ap, ok := a.loop.peerAddr[id]
+	return ap, ok
+}
+
+// onPacket handles one accepted packet.
+func (a *Agent) onPacket(p packet) {
+	l := &a.loop
+	if p.msg.Type == wire.TypeDiscover {
+		a.onBeacon(p)
+		return
+	}
+	if p.src.IsValid() {
+		if len(l.peerAddr) < 4*wire.MaxMembers || l.peerAddr[p.msg.From].IsValid() {
+			l.peerAddr[p.msg.From] = p.src
+		}
+	}
+	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
+}
+
+// onBeacon joins the memberlist address a discovery beacon announces,
+// unless it is a member already.
+func (a *Agent) onBeacon(p packet) {
+	l := &a.loop
+	addr := p.msg.Addr.String()
+	if !p.msg.Addr.IsValid() || p.msg.Addr == a.gossip {
+		return
+	}
+	for _, m := range l.members {
+		if m.addr == addr && m.alive() {
+			return
+		}
+	}
+	now := a.now()
+	if at, ok := l.kicked[addr]; ok && now-at < kickEvery {
+		return
+	}
+	l.kicked[addr] = now
+	a.log.Debug("discovered a peer by beacon", "addr", addr, "node_id", p.msg.From)
+	select {
+	case a.joiner.kick <- []string{addr}:
+	default: // a join is under way; the next beacon tries again
+	}
+}
+
+// onMember applies one membership change.
+func (a *Agent) onMember(ev memberEvent) {
+	l := &a.loop
+	if ev.name == a.cfg.Name && ev.kind != memberNameConflict {
+		return
+	}
+	now := a.now()
+	l.dirty = true
+	switch ev.kind {
+	case memberNameConflict:
+		a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail)
+		return
+	case memberJoin, memberUpdate:
+		m := l.members[ev.name]
+		isNew := m == nil || !m.alive()
+		if m == nil {
+			m = &member{name: ev.name}
+			l.members[ev.name] = m
+		}
+		old, oldOK := m.meta, m.metaOK
+		m.addr, m.status, m.changed = ev.addr, memberStatus(ev.state), now
+		md, err := decodeMeta(ev.meta)
+		m.meta, m.metaOK = md, err == nil
+		if err != nil {
+			if !m.warnedMD {
+				a.log.Warn("member's metadata is not lanleader's; it takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
+				m.warnedMD = true
+			}
+			m.badMeta = err.Error()
+		}
+		if isNew {
+			a.log.Info("member joined", "name", ev.name, "node_id", md.NodeID, "priority", md.Priority, "addr", ev.addr)
+		}
+		if oldOK && (!m.metaOK || old.NodeID != md.NodeID) {
+			a.memberDown(old.NodeID)
+		}
+		if m.metaOK && md.NodeID != a.cfg.NodeID {
+			a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}})
+		}
+	case memberLeave:
+		m := l.members[ev.name]
+		if m == nil {
+			return
+		}
+		m.status, m.changed = memberStatus(ev.state), now
+		if m.status == "alive" || m.status == "suspect" {
+			m.status = "dead"
+		}
+		verb := "member failed"
+		if m.status == "left" {
+			verb = "member left"
+		}
+		a.log.Info(verb, "name", ev.name, "node_id", m.meta.NodeID, "addr", ev.addr)
+		if m.metaOK {
+			a.memberDown(m.meta.NodeID)
+		}
+	}
+	a.checkConflict()
+}
+
+// memberDown tells the machine id is gone, unless another live member has
+// that id (a conflict between two others).
+func (a *Agent) memberDown(id uint64) {
+	if id == a.cfg.NodeID {
+		return
+	}
+	for _, m := range a.loop.members {
+		if m.alive() && m.metaOK && m.meta.NodeID == id {
+			return
+		}
+	}
+	a.step(a.now(), election.Event{Kind: election.EvMemberDown, Member: election.Key{ID: id}})
+}
+
+// checkConflict: a live member with this node's node_id puts the node in
+// state conflict until it is gone.
+func (a *Agent) checkConflict() {
+	l := &a.loop
+	var names []string
+	for _, m := range l.members {
+		if m.alive() && m.metaOK && m.meta.NodeID == a.cfg.NodeID {
+			names = append(names, m.name)
+		}
+	}
+	slices.Sort(names)
+	if slices.Equal(names, l.conflict) {
+		return
+	}
+	was := len(l.conflict) > 0
+	l.conflict = names
+	switch {
+	case len(names) > 0 && !was:
+		a.log.Error("node_id conflict: another live member has this node's node_id; neither leads until it is fixed (set --node-id)",
+			"node_id", a.cfg.NodeID, "name", a.cfg.Name, "others", strings.Join(names, ","))
+		a.step(a.now(), election.Event{Kind: election.EvConflict, On: true})
+	case len(names) == 0 && was:
+		a.log.Info("node_id conflict resolved", "node_id", a.cfg.NodeID)
+		a.step(a.now(), election.Event{Kind: election.EvConflict, On: false})
+	}
+	l.dirty = true
+}
+
+// afterStep logs and counts what changed in the machine's status.
+func (a *Agent) afterStep() {
+	l := &a.loop
+	st := a.machine.Status()
+	prev := l.prev
+	if st == prev {
+		return
+	}
+	l.prev = st
+	l.dirty = true
+	now := a.now()
+
+	if st.State == election.StateLeader && prev.State != election.StateLeader {
+		a.met.Elections.WithLabelValues("won").Inc()
+		l.electing = false
+	} else if l.electing && st.Leader != 0 && st.Leader != a.cfg.NodeID {
+		a.met.Elections.WithLabelValues("lost").Inc()
+		l.electing = false
+	}
+	if st.State == election.StateConflict {
+		l.electing = false
+	}
+
+	var failover time.Duration
+	switch {
+	case st.Leader == 0 && prev.Leader != 0:
+		l.lost, l.lostAt = true, now
+	case st.Leader != 0 && l.lost:
+		failover = now - l.lostAt
+		l.lost = false
+		a.met.Failover.Observe(failover.Seconds())
+	}
+	if st.Leader != 0 && st.Leader != l.lastLeader {
+		l.lastLeader = st.Leader
+		l.since = time.Now()
+		a.met.LeaderChanges.Inc()
+	}
+
+	if st.State == prev.State && st.Leader == prev.Leader && st.Self == prev.Self {
+		// A new term of the same leadership: not worth a line at info.
+		a.log.Debug("term", "term", st.Term, "leader_id", st.Leader)
+		return
+	}
+	attrs := []any{"state", st.State.String(), "term", st.Term, "leader", a.nameOf(st.Leader), "leader_id", st.Leader}
+	if failover > 0 {
+		attrs = append(attrs, "failover", failover.Round(time.Millisecond))
+	}
+	msg := "state"
+	switch {
+	case st.State == election.StateLeader:
+		msg = "became leader"
+	case st.State == election.StateFollower && st.Leader != 0:
+		msg = "following"
+	case st.State == election.StateFollower:
+		msg = "no leader"
+	case st.State == election.StateCandidate:
+		msg = "electing"
+	case st.State == election.StateConflict:
+		msg = "not leading: node_id conflict"
+	}
+	a.log.Log(nil, slog.LevelInfo, msg, attrs...)
+}
+
+// nameOf is the name of node id ("" when unknown).
+func (a *Agent) nameOf(id uint64) string {
+	if id == 0 {
+		return ""
+	}
+	if id == a.cfg.NodeID {
+		return a.cfg.Name
+	}
+	name := ""
+	for _, m := range a.loop.members {
+		if m.metaOK && m.meta.NodeID == id && (name == "" || m.alive()) {
+			name = m.name
+		}
+	}
+	return name
+}
+
+// housekeep runs every second: discovery beacons, memberlist's suspect
+// states, pruning of long-dead members.
+func (a *Agent) housekeep() {
+	l := &a.loop
+	now := a.now()
+	// memberlist has no event for "suspect"; read it.
+	for _, n := range a.ml.Members() {
+		if m := l.members[n.Name]; m != nil && m.alive() {
+			if s := memberStatus(n.State); s != m.status && (s == "alive" || s == "suspect") {
+				m.status, l.dirty = s, true
+			}
+		}
+	}
+	for name, m := range l.members {
+		if !m.alive() && now-m.changed > deadRetention {
+			delete(l.members, name)
+			l.dirty = true
+		}
+	}
+	for addr, at := range l.kicked {
+		if now-at > kickEvery {
+			delete(l.kicked, addr)
+		}
+	}
+	a.beacon(now)
+}
+
+// beacon multicasts a DISCOVER with this node's memberlist address: every
+// DiscoverInterval while it knows no peer, ten times less often after.
+func (a *Agent) beacon(now time.Duration) {
+	l := &a.loop
+	if !a.tr.group.IsValid() || a.cfg.DiscoverInterval < 0 {
+		return
+	}
+	every := a.cfg.DiscoverInterval
+	if a.ml.NumMembers() > 1 {
+		every *= 10
+	}
+	if l.beaconed && now-l.lastBeacon < every {
+		return
+	}
+	l.beaconed, l.lastBeacon = true, now
+	st := a.machine.Status()
+	b := a.encode(wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip})
+	if b == nil {
+		return
+	}
+	if err := a.tr.multicast(b); err != nil {
+		a.log.Debug("beacon", "err", err)
+		return
+	}
+	a.met.MessagesSent.WithLabelValues(wire.TypeDiscover.String()).Inc()
+}
+
+// publish rebuilds the /status snapshot and the metrics view when
+// something changed.
+func (a *Agent) publish() {
+	l := &a.loop
+	if !l.dirty {
+		return
+	}
+	l.dirty = false
+	st := a.machine.Status()
+	s := &Status{
+		Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: st.Self.Priority, State: st.State.String(),
+		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: "bully",
+		Members: make([]Member, 0, len(l.members)), Cluster: a.cfg.Cluster, Transport: a.cfg.Transport,
+		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.local.String(), Version: a.cfg.Version,
+	}
+	if len(l.conflict) > 0 {
+		s.Conflict = slices.Clone(l.conflict)
+	}
+	if !l.since.IsZero() {
+		s.LeaderSince = l.since.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	counts := map[string]int{}
+	for _, m := range l.members {
+		mm := Member{Name: m.name, Addr: m.addr, Alive: m.alive(), Status: m.status}
+		if m.metaOK {
+			mm.NodeID, mm.Priority, mm.ElectionAddr = m.meta.NodeID, m.meta.Priority, m.meta.Election.String()
+		}
+		s.Members = append(s.Members, mm)
+		counts[m.status]++
+	}
+	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
+	a.snap.Store(s)
+	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts})
+}

@@ -1,0 +1,250 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// memberEvent is a membership change, queued for the event loop.
+type memberEvent struct {
+	kind   memberEventKind
+	name   string
+	addr   string // memberlist address
+	meta   []byte // copied: memberlist may reuse its buffer
+	state  memberlist.NodeStateType
+	detail string // for conflicts
+}
+
+type memberEventKind uint8
+
+const (
+	memberJoin memberEventKind = iota
+	memberUpdate
+	memberLeave
+	memberNameConflict
+)
+
+// eventQueue is an unbounded queue that memberlist's delegates push to
+// without ever blocking, and the event loop drains. memberlist calls its
+// delegates from its own goroutines and requires them not to block; a
+// bounded channel would have to drop events, and a lost leave would leave
+// a dead member in the election.
+type eventQueue struct {
+	mu     sync.Mutex
+	q      []memberEvent
+	signal chan struct{} // capacity 1: "the queue is not empty"
+}
+
+func newEventQueue() *eventQueue { return &eventQueue{signal: make(chan struct{}, 1)} }
+
+func (e *eventQueue) push(ev memberEvent) {
+	e.mu.Lock()
+	e.q = append(e.q, ev)
+	e.mu.Unlock()
+	select {
+	case e.signal <- struct{}{}:
+	default:
+	}
+}
+
+// drain returns the queued events in order and empties the queue.
+func (e *eventQueue) drain(dst []memberEvent) []memberEvent {
+	e.mu.Lock()
+	dst = append(dst, e.q...)
+	clear(e.q)
+	e.q = e.q[:0]
+	e.mu.Unlock()
+	return dst
+}
+
+// delegate is memberlist's Delegate, EventDelegate and ConflictDelegate.
+// memberlist calls them from its goroutines, possibly concurrently; they
+// only read the atomic metadata or push to the queue, and never block.
+type delegate struct {
+	meta  atomic.Pointer[[]byte]
+	queue *eventQueue
+}
+
+func (d *delegate) NodeMeta(limit int) []byte {
+	b := *d.meta.Load()
+	if len(b) > limit {
+		return nil
+	}
+	return b
+}
+func (d *delegate) NotifyMsg([]byte)                           {}
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (d *delegate) LocalState(join bool) []byte                { return nil }
+func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+
+func (d *delegate) event(k memberEventKind, n *memberlist.Node) {
+	d.queue.push(memberEvent{kind: k, name: n.Name, addr: n.Address(), meta: bytes.Clone(n.Meta), state: n.State})
+}
+
+func (d *delegate) NotifyJoin(n *memberlist.Node)   { d.event(memberJoin, n) }
+func (d *delegate) NotifyLeave(n *memberlist.Node)  { d.event(memberLeave, n) }
+func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.event(memberUpdate, n) }
+
+func (d *delegate) NotifyConflict(existing, other *memberlist.Node) {
+	d.queue.push(memberEvent{kind: memberNameConflict, name: existing.Name, addr: existing.Address(),
+		detail: other.Address()})
+}
+
+// memberlistConfig builds memberlist's configuration: the LAN profile,
+// bound to the agent's gossip address, its log sent to the agent's logger
+// at debug level.
+func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate) *memberlist.Config {
+	mc := memberlist.DefaultLANConfig()
+	mc.Name = cfg.Name
+	mc.BindAddr = bind.Addr().String()
+	mc.BindPort = int(bind.Port())
+	mc.AdvertisePort = 0
+	if !bind.Addr().IsUnspecified() {
+		mc.AdvertiseAddr = bind.Addr().String()
+	}
+	mc.Label = ""
+	mc.Delegate = d
+	mc.Events = d
+	mc.Conflict = d
+	mc.LogOutput = nil
+	mc.Logger = log.New(&slogWriter{l: cfg.Logger.With("component", "memberlist")}, "", 0)
+	return mc
+}
+
+// slogWriter turns memberlist's log lines ("[DEBUG] memberlist: …") into
+// slog records of the matching level: memberlist's own chatter is debug,
+// its warnings and errors stay warnings and errors.
+type slogWriter struct{ l *slog.Logger }
+
+func (w *slogWriter) Write(p []byte) (int, error) {
+	s := strings.TrimSpace(string(p))
+	lvl := slog.LevelDebug
+	for _, x := range []struct {
+		tag string
+		lvl slog.Level
+	}{{"[ERR]", slog.LevelError}, {"[ERROR]", slog.LevelError}, {"[WARN]", slog.LevelWarn}, {"[INFO]", slog.LevelDebug}, {"[DEBUG]", slog.LevelDebug}} {
+		if rest, ok := strings.CutPrefix(s, x.tag); ok {
+			s, lvl = strings.TrimSpace(rest), x.lvl
+			break
+		}
+	}
+	s = strings.TrimPrefix(s, "memberlist: ")
+	w.l.Log(nil, lvl, s)
+	return len(p), nil
+}
+
+var _ io.Writer = (*slogWriter)(nil)
+
+// joiner joins the seeds in the background until the node has a peer, and
+// again whenever it finds itself alone. It never ends the program: a seed
+// that is down, or the node's own address among the seeds, only delays.
+type joiner struct {
+	ml     *memberlist.Memberlist
+	seeds  []string
+	log    *slog.Logger
+	kick   chan []string // addresses to join now (from discovery beacons)
+	stop   chan struct{}
+	done   chan struct{}
+	joined atomic.Int64 // successful joins, for tests
+}
+
+const (
+	joinRetryMin = 500 * time.Millisecond
+	joinRetryMax = 30 * time.Second
+)
+
+func (j *joiner) run() {
+	defer close(j.done)
+	wait := time.Duration(0)
+	warned := false
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		var addrs []string
+		select {
+		case <-j.stop:
+			return
+		case addrs = <-j.kick:
+		case <-t.C:
+			addrs = nil
+			if len(j.seeds) > 0 && j.ml.NumMembers() <= 1 {
+				addrs = j.seeds
+			}
+		}
+		if len(addrs) > 0 {
+			n, err := j.ml.Join(addrs)
+			if err == nil && j.ml.NumMembers() <= 1 {
+				err = errors.New("only this node answered")
+			}
+			switch {
+			case err == nil:
+				j.joined.Add(1)
+				j.log.Info("joined", "contacted", n, "members", j.ml.NumMembers(), "via", strings.Join(addrs, ","))
+				wait, warned = 0, false
+			case !warned:
+				j.log.Warn("join failed, retrying in the background", "seeds", strings.Join(addrs, ","), "err", oneLine(err))
+				warned = true
+			default:
+				j.log.Debug("join failed", "seeds", strings.Join(addrs, ","), "err", oneLine(err))
+			}
+		}
+		switch {
+		case len(j.seeds) == 0:
+			wait = time.Hour // only beacons kick it
+		case j.ml.NumMembers() > 1:
+			wait = joinRetryMin * 10 // check now and then that it is not alone
+		default:
+			wait = min(max(2*wait, joinRetryMin), joinRetryMax)
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(wait)
+	}
+}
+
+// normalizeSeed adds memberlist's default port to a seed without one.
+func normalizeSeed(s string, port int) string {
+	if _, _, err := net.SplitHostPort(s); err == nil {
+		return s
+	}
+	return net.JoinHostPort(strings.Trim(s, "[]"), strconv.Itoa(port))
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// memberStatus is memberlist's state of a node as shown in /status.
+func memberStatus(s memberlist.NodeStateType) string {
+	switch s {
+	case memberlist.StateAlive:
+		return "alive"
+	case memberlist.StateSuspect:
+		return "suspect"
+	case memberlist.StateDead:
+		return "dead"
+	case memberlist.StateLeft:
+		return "left"
+	}
+	return fmt.Sprintf("state(%d)", s)
+}

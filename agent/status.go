@@ -1,0 +1,39 @@
+package agent
+
+// Status is the /status document. The fields of DESIGN.md's contract
+// (name … members) stay; fields may be added after them.
+type Status struct {
+	Name       string   `json:"name"`
+	NodeID     uint64   `json:"node_id"`
+	Priority   uint16   `json:"priority"`
+	State      string   `json:"state"` // leader, follower, candidate, conflict or starting
+	Term       uint64   `json:"term"`
+	LeaderID   uint64   `json:"leader_id"`   // 0 while no leader is known
+	LeaderName string   `json:"leader_name"` // empty while no leader is known, or when its name is not known yet
+	Algorithm  string   `json:"algorithm"`
+	Members    []Member `json:"members"` // the other members memberlist knows, alive or not, sorted by name
+
+	Cluster      string `json:"cluster"`
+	Transport    string `json:"transport"`     // multicast or unicast
+	GossipAddr   string `json:"gossip_addr"`   // this node's memberlist address
+	ElectionAddr string `json:"election_addr"` // this node's election socket
+	// Conflict names the members that have this node's node_id; set only
+	// in state conflict.
+	Conflict []string `json:"conflict,omitempty"`
+	// LeaderSince is when this node last saw the leadership change, RFC
+	// 3339 with milliseconds; empty before the first leader.
+	LeaderSince string `json:"leader_since,omitempty"`
+	Version     string `json:"version"`
+}
+
+// Member is one other member of the cluster as memberlist sees it.
+type Member struct {
+	Name         string `json:"name"`
+	NodeID       uint64 `json:"node_id"`
+	Priority     uint16 `json:"priority"`
+	Addr         string `json:"addr"` // memberlist address
+	Alive        bool   `json:"alive"`
+	ElectionAddr string `json:"election_addr"`
+	// Status is memberlist's view: alive, suspect, dead or left.
+	Status string `json:"status"`
+}

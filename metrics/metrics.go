@@ -1,0 +1,311 @@
+package metrics
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/lanleader/lanleader/wire"
+)
+
+// View is the agent's state at scrape time, from its latest snapshot.
+type View struct {
+	State      string         // leader, follower, candidate, conflict, starting
+	Term       uint64         // exported as a float64: exact up to 2^53
+	LeaderID   uint64         // 0: none known
+	LeaderName string         // ignored when LeaderID is 0
+	Members    map[string]int // memberlist status ("alive","suspect","dead","left") → count of OTHER members
+}
+
+// States lists the values of the state label of lanleader_state, in order.
+var States = []string{"starting", "follower", "candidate", "leader", "conflict"}
+
+// MemberStatuses lists the values of the status label of lanleader_members.
+var MemberStatuses = []string{"alive", "suspect", "dead", "left"}
+
+// DropReasons lists the values of the reason label of
+// lanleader_packets_dropped_total: why a received datagram was dropped
+// before the election machine saw it.
+var DropReasons = []string{
+	"short",    // wire.ErrShort: shorter than the header or its type's body
+	"magic",    // wire.ErrBadMagic: not a lanleader packet
+	"version",  // wire.ErrUnknownVersion: a protocol version we do not speak
+	"type",     // wire.ErrUnknownType: a message type outside the enum
+	"length",   // wire.ErrBadLength: a body length its type does not allow
+	"trailing", // wire.ErrTrailing: bytes left after the body
+	"cluster",  // a valid packet with another cluster id
+	"ttl",      // IP TTL / hop limit below 255: it crossed a router
+	"self",     // our own packet, looped back to us
+	"oversize", // datagram larger than the read buffer (truncated)
+	"conflict", // a packet from another node that uses our node_id
+}
+
+// ElectionResults lists the values of the result label of
+// lanleader_elections_total.
+var ElectionResults = []string{
+	"won",  // this node became leader
+	"lost", // this node followed another node
+}
+
+// MessageTypes lists the values of the type label of
+// lanleader_messages_sent_total and lanleader_messages_received_total: the
+// protocol names of the wire message types, wire.Type(1).String() onwards
+// (ELECTION, ANSWER, COORDINATOR, …). Count a message with
+// WithLabelValues(msg.Type.String()).
+var MessageTypes = messageTypes()
+
+func messageTypes() []string {
+	var names []string
+	for t := 1; t <= 255; t++ {
+		s := wire.Type(t).String()
+		if strings.HasPrefix(s, "TYPE(") {
+			break
+		}
+		names = append(names, s)
+	}
+	return names
+}
+
+// Metric types, as in the exposition format's # TYPE line.
+const (
+	typeCounter   = "counter"
+	typeGauge     = "gauge"
+	typeHistogram = "histogram"
+)
+
+// spec declares one lanleader metric. Every metric, and Describe, is built
+// from these values, so the names live in exactly one place.
+type spec struct {
+	name   string
+	typ    string
+	labels []string
+	help   string
+}
+
+var (
+	specIsLeader = spec{"lanleader_is_leader", typeGauge, nil,
+		"Whether this node is the leader (1) or not (0)."}
+	specTerm = spec{"lanleader_term", typeGauge, nil,
+		"Election term currently known at this node."}
+	specLeaderInfo = spec{"lanleader_leader_info", typeGauge, []string{"leader_id", "leader_name"},
+		"Leader known at this node, as labels (leader_id \"0\" and an empty leader_name when none is known); always 1."}
+	specState = spec{"lanleader_state", typeGauge, []string{"state"},
+		"Election state of this node: 1 for the current state, 0 for the others."}
+	specMembers = spec{"lanleader_members", typeGauge, []string{"status"},
+		"Number of other cluster members known to the membership layer, by status."}
+	specElections = spec{"lanleader_elections_total", typeCounter, []string{"result"},
+		"Elections this node finished, by result (won: it became leader; lost: it followed another node)."}
+	specLeaderChanges = spec{"lanleader_leader_changes_total", typeCounter, nil,
+		"Times the leader known at this node changed."}
+	specMessagesSent = spec{"lanleader_messages_sent_total", typeCounter, []string{"type"},
+		"Election messages sent by this node, by protocol message type."}
+	specMessagesReceived = spec{"lanleader_messages_received_total", typeCounter, []string{"type"},
+		"Election messages received and accepted by this node, by protocol message type."}
+	specPacketsDropped = spec{"lanleader_packets_dropped_total", typeCounter, []string{"reason"},
+		"Received election datagrams dropped before reaching the election machine, by reason."}
+	specFailover = spec{"lanleader_failover_seconds", typeHistogram, nil,
+		"Time in seconds from suspecting the leader (or learning it resigned) to a new leader known at this node."}
+	specJobRunning = spec{"lanleader_job_running", typeGauge, nil,
+		"Whether the leader-only job is running on this node (1) or not (0)."}
+	specJobRestarts = spec{"lanleader_job_restarts_total", typeCounter, nil,
+		"Times the leader-only job was restarted after it exited while this node led."}
+	specBuildInfo = spec{"lanleader_build_info", typeGauge, []string{"version"},
+		"Build information of this lanleader binary, with its version as a label; always 1."}
+)
+
+// specs is every lanleader metric, in the order Describe lists them.
+var specs = []*spec{
+	&specIsLeader,
+	&specTerm,
+	&specLeaderInfo,
+	&specState,
+	&specMembers,
+	&specElections,
+	&specLeaderChanges,
+	&specMessagesSent,
+	&specMessagesReceived,
+	&specPacketsDropped,
+	&specFailover,
+	&specJobRunning,
+	&specJobRestarts,
+	&specBuildInfo,
+}
+
+// failoverBuckets covers failovers from 10 ms (a resignation on a quiet
+// LAN) to 30 s (a suspicion timeout with slow settings), in seconds.
+var failoverBuckets = []float64{.01, .025, .05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 10, 30}
+
+// Info describes one lanleader metric, for documentation.
+type Info struct {
+	Name   string // full metric name, e.g. "lanleader_term"
+	Type   string // "counter", "gauge" or "histogram"
+	Labels string // label names, comma-separated, in order; "" for none
+	Help   string // the help string, as exposed
+}
+
+// Describe lists every lanleader_* metric that New registers (not the Go
+// and process metrics), in a fixed order. It needs no registry.
+func Describe() []Info {
+	out := make([]Info, len(specs))
+	for i, s := range specs {
+		out[i] = Info{Name: s.name, Type: s.typ, Labels: strings.Join(s.labels, ","), Help: s.help}
+	}
+	return out
+}
+
+// Metrics holds the metrics the agent updates when events happen. Every
+// field is safe for concurrent use.
+type Metrics struct {
+	Elections        *prometheus.CounterVec // lanleader_elections_total{result}, values in ElectionResults
+	LeaderChanges    prometheus.Counter     // lanleader_leader_changes_total
+	MessagesSent     *prometheus.CounterVec // lanleader_messages_sent_total{type}, values in MessageTypes
+	MessagesReceived *prometheus.CounterVec // lanleader_messages_received_total{type}, values in MessageTypes
+	PacketsDropped   *prometheus.CounterVec // lanleader_packets_dropped_total{reason}, values in DropReasons
+	Failover         prometheus.Histogram   // lanleader_failover_seconds
+	JobRunning       prometheus.Gauge       // lanleader_job_running
+	JobRestarts      prometheus.Counter     // lanleader_job_restarts_total
+}
+
+// New registers every lanleader metric on reg, plus the Go and process
+// collectors (collectors.NewGoCollector, collectors.NewProcessCollector),
+// and lanleader_build_info{version} = 1. Every series of every vector is
+// created at 0. view is called at each scrape, from the scraping goroutine
+// (it must be safe to call from any goroutine and should return quickly);
+// New does not call it.
+//
+// Like prometheus.MustRegister, New panics if reg refuses a collector, for
+// example when New was already called on reg: the panic value is an error
+// that wraps the registry's (a prometheus.AlreadyRegisteredError in that
+// case). It also panics if reg or view is nil.
+func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
+	if reg == nil || view == nil {
+		panic("metrics: New needs a non-nil registry and view function")
+	}
+	m := &Metrics{
+		Elections:        specElections.counterVec(ElectionResults),
+		LeaderChanges:    specLeaderChanges.counter(),
+		MessagesSent:     specMessagesSent.counterVec(MessageTypes),
+		MessagesReceived: specMessagesReceived.counterVec(MessageTypes),
+		PacketsDropped:   specPacketsDropped.counterVec(DropReasons),
+		Failover: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    specFailover.name,
+			Help:    specFailover.help,
+			Buckets: failoverBuckets,
+		}),
+		JobRunning:  specJobRunning.gauge(),
+		JobRestarts: specJobRestarts.counter(),
+	}
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: specBuildInfo.name, Help: specBuildInfo.help}, specBuildInfo.labels)
+	buildInfo.WithLabelValues(version).Set(1)
+
+	for _, c := range []prometheus.Collector{
+		newStateCollector(view),
+		m.Elections,
+		m.LeaderChanges,
+		m.MessagesSent,
+		m.MessagesReceived,
+		m.PacketsDropped,
+		m.Failover,
+		m.JobRunning,
+		m.JobRestarts,
+		buildInfo,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			panic(fmt.Errorf("metrics: registering lanleader metrics: %w", err))
+		}
+	}
+	return m
+}
+
+func (s *spec) counter() prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: s.name, Help: s.help})
+}
+
+func (s *spec) gauge() prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: s.name, Help: s.help})
+}
+
+// counterVec returns a vector with one label and creates the series of
+// every value in values, so that each exists at 0 from the start.
+func (s *spec) counterVec(values []string) *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: s.name, Help: s.help}, s.labels)
+	for _, value := range values {
+		v.WithLabelValues(value)
+	}
+	return v
+}
+
+func (s *spec) desc() *prometheus.Desc {
+	return prometheus.NewDesc(s.name, s.help, s.labels, nil)
+}
+
+// stateCollector exports the agent's View as const metrics at scrape time
+// (client_golang's example_clustermanager_test.go).
+type stateCollector struct {
+	view                                       func() View
+	isLeader, term, leaderInfo, state, members *prometheus.Desc
+}
+
+func newStateCollector(view func() View) *stateCollector {
+	return &stateCollector{
+		view:       view,
+		isLeader:   specIsLeader.desc(),
+		term:       specTerm.desc(),
+		leaderInfo: specLeaderInfo.desc(),
+		state:      specState.desc(),
+		members:    specMembers.desc(),
+	}
+}
+
+// Describe sends the descriptors without calling view (DescribeByCollect
+// would call it at registration, before the agent has a snapshot).
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.isLeader
+	ch <- c.term
+	ch <- c.leaderInfo
+	ch <- c.state
+	ch <- c.members
+}
+
+// Collect calls view once and emits one series per metric and label value.
+// A State outside States sets every lanleader_state series to 0; statuses
+// outside MemberStatuses are not exported.
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	v := c.view()
+	ch <- gauge(c.isLeader, boolValue(v.State == "leader"))
+	ch <- gauge(c.term, float64(v.Term))
+	name := v.LeaderName
+	if v.LeaderID == 0 {
+		name = ""
+	}
+	ch <- gauge(c.leaderInfo, 1, strconv.FormatUint(v.LeaderID, 10), strings.ToValidUTF8(name, "\uFFFD"))
+	for _, s := range States {
+		ch <- gauge(c.state, boolValue(v.State == s), s)
+	}
+	for _, s := range MemberStatuses {
+		ch <- gauge(c.members, float64(v.Members[s]), s)
+	}
+}
+
+// gauge never panics: a scrape must not crash the agent. An error (none is
+// expected: the label counts are fixed and values valid UTF-8) is reported
+// to the scraper through an invalid metric.
+func gauge(d *prometheus.Desc, value float64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, value, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
+	}
+	return m
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
