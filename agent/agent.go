@@ -277,6 +277,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 			if a.machine.Status().State == election.StateLeader {
 				a.step(a.now(), election.Event{Kind: election.EvResign})
 			}
+			a.loop.leaving = true
 			a.log.Info("leaving", "name", a.cfg.Name)
 		})
 		timeout := DefaultLeaveTimeout

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/lanleader/lanleader/election"
 )
 
 // Local is a cluster of real agents in one process, on loopback: real
@@ -124,15 +126,26 @@ func (l *Local) Crash(i int) {
 }
 
 // Stop stops node i gracefully (RESIGN if it leads, then leave).
-func (l *Local) Stop(i int) error {
+func (l *Local) Stop(i int) error { return <-l.StopAsync(i) }
+
+// StopAsync removes node i from the cluster's live nodes at once and
+// stops it gracefully in the background; the channel yields Stop's
+// result. A graceful stop takes as long as memberlist's leave, while the
+// others elect at once on RESIGN: this lets a caller time the handover.
+func (l *Local) StopAsync(i int) <-chan error {
+	done := make(chan error, 1)
 	a := l.Agents[i]
 	if a == nil {
-		return nil
+		done <- nil
+		return done
 	}
 	l.Agents[i] = nil
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return a.Stop(ctx)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- a.Stop(ctx)
+	}()
+	return done
 }
 
 // Close stops every node gracefully.
@@ -219,4 +232,21 @@ func (l *Local) Live() []int {
 		}
 	}
 	return slices.Clip(out)
+}
+
+// Largest returns the index of the live node with the largest key
+// (priority, node_id), -1 when none is live: the leader once a cluster
+// with preemption has settled.
+func (l *Local) Largest() int {
+	best := -1
+	for _, i := range l.Live() {
+		c, b := l.cfgs[i], election.Key{}
+		if best >= 0 {
+			b = election.Key{Priority: l.cfgs[best].Priority, ID: l.cfgs[best].NodeID}
+		}
+		if best < 0 || b.Less(election.Key{Priority: c.Priority, ID: c.NodeID}) {
+			best = i
+		}
+	}
+	return best
 }

@@ -15,8 +15,19 @@ func TestLocalSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("leader %d term %d", ag.Leader, ag.Term)
-	for _, a := range l.Agents {
-		t.Logf("%+v", a.Status())
+	l.Crash(ag.Index)
+	l.WaitAgreement(10*time.Second, nil)
+	l.Start(ag.Index)
+	ag, err = l.WaitAgreement(10*time.Second, func(a Agreement) bool { return a.Index == l.Largest() })
+	time.Sleep(time.Second)
+	t0 := time.Now()
+	done := l.StopAsync(ag.Index)
+	for i := 0; i < 400; i++ {
+		t.Logf("%v %v", time.Since(t0).Round(time.Millisecond), l.Agreement())
+		time.Sleep(time.Millisecond)
+		if l.Agreement().Leader != 0 && l.Agreement().Leader != ag.Leader {
+			break
+		}
 	}
+	<-done
 }

@@ -45,6 +45,7 @@ type loopState struct {
 	dirty      bool // the snapshot is out of date
 	lastBeacon time.Duration
 	beaconed   bool
+	leaving    bool // a graceful stop is under way: the election is over for this node
 }
 
 // run is the event loop: the only goroutine that touches the machine.
@@ -64,14 +65,18 @@ func (a *Agent) run() {
 		case <-a.quit:
 			return
 		case p := <-a.pkts:
-			a.onPacket(p)
+			if !l.leaving {
+				a.onPacket(p)
+			}
 		case <-a.del.queue.signal:
 			l.memq = a.del.queue.drain(l.memq[:0])
 			for _, ev := range l.memq {
 				a.onMember(ev)
 			}
 		case <-l.timer.C:
-			a.fire()
+			if !l.leaving {
+				a.fire()
+			}
 		case f := <-a.cmds:
 			f()
 		case <-tick.C:
@@ -296,7 +301,9 @@ func (a *Agent) onMember(ev memberEvent) {
 		if m.status == "alive" || m.status == "suspect" {
 			m.status = "dead"
 		}
-		verb := "member failed"
+		// memberlist's leave event does not carry whether the node left
+		// or failed (its Node.State is stale there).
+		verb := "member left or failed"
 		if m.status == "left" {
 			verb = "member left"
 		}
@@ -454,7 +461,9 @@ func (a *Agent) housekeep() {
 			delete(l.kicked, addr)
 		}
 	}
-	a.beacon(now)
+	if !l.leaving {
+		a.beacon(now)
+	}
 }
 
 // beacon multicasts a DISCOVER with this node's memberlist address: every

@@ -111,7 +111,9 @@ func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate) *memberlist
 	mc.Name = cfg.Name
 	mc.BindAddr = bind.Addr().String()
 	mc.BindPort = int(bind.Port())
-	mc.AdvertisePort = 0
+	// memberlist advertises AdvertisePort when AdvertiseAddr is set, and
+	// the port it bound only when BindPort is 0.
+	mc.AdvertisePort = int(bind.Port())
 	if !bind.Addr().IsUnspecified() {
 		mc.AdvertiseAddr = bind.Addr().String()
 	}
@@ -142,6 +144,9 @@ func (w *slogWriter) Write(p []byte) (int, error) {
 		}
 	}
 	s = strings.TrimPrefix(s, "memberlist: ")
+	if strings.Contains(s, "use of closed network connection") {
+		lvl = slog.LevelDebug // memberlist's goroutines racing its own shutdown
+	}
 	w.l.Log(nil, lvl, s)
 	return len(p), nil
 }

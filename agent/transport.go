@@ -1,11 +1,11 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"syscall"
 	"time"
 
@@ -99,22 +99,15 @@ func openTransport(local netip.AddrPort, group netip.Addr, ifi *net.Interface) (
 		group = group.WithZone(ifi.Name) // an IPv6 link-local group needs its link
 	}
 	t.group = netip.AddrPortFrom(group, t.local.Port())
-	// The group socket is bound to the group address, so it receives only
-	// what is sent to the group; SO_REUSEADDR lets agents in one network
-	// namespace share it.
-	lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
-		})
-		return errors.Join(err, serr)
-	}}
-	pc, err := lc.ListenPacket(context.Background(), "udp", t.group.String())
+	// The group socket is bound to the group address itself, so it
+	// receives only what is sent to the group; SO_REUSEADDR lets agents in
+	// one network namespace share it.
+	pc, err := listenGroup(t.group, ifi)
 	if err != nil {
 		t.uni.close()
 		return nil, listenError("multicast socket", t.group.String(), err)
 	}
-	if t.multi, err = setupConn(pc.(*net.UDPConn), v6, ifi); err != nil {
+	if t.multi, err = setupConn(pc, v6, ifi); err != nil {
 		pc.Close()
 		t.uni.close()
 		return nil, err
@@ -190,6 +183,40 @@ func setupMulticastSend(c pconn, ifi *net.Interface) error {
 	return nil
 }
 
+// listenGroup opens a UDP socket bound to the multicast address group
+// (with SO_REUSEADDR). The net package cannot: it binds a multicast
+// address as the wildcard address, which would collide with the unicast
+// socket's port and receive unicast traffic too.
+func listenGroup(group netip.AddrPort, ifi *net.Interface) (*net.UDPConn, error) {
+	family := syscall.AF_INET
+	var sa syscall.Sockaddr
+	if group.Addr().Is4() {
+		sa = &syscall.SockaddrInet4{Port: int(group.Port()), Addr: group.Addr().As4()}
+	} else {
+		family = syscall.AF_INET6
+		sa = &syscall.SockaddrInet6{Port: int(group.Port()), Addr: group.Addr().As16(), ZoneId: uint32(ifi.Index)}
+	}
+	fd, err := syscall.Socket(family, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, syscall.IPPROTO_UDP)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	if err := syscall.Bind(fd, sa); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "multicast "+group.String())
+	defer f.Close()
+	pc, err := net.FilePacketConn(f)
+	if err != nil {
+		return nil, err
+	}
+	return pc.(*net.UDPConn), nil
+}
+
 func (t *transport) close() {
 	t.uni.close()
 	if t.multi != nil {
@@ -221,13 +248,17 @@ func listenError(what, addr string, err error) error {
 	return fmt.Errorf("%s %s: %s", what, addr, oneLine(err))
 }
 
-// interfaceOf returns the interface that holds addr.
+// interfaceOf returns the interface that holds addr (the loopback
+// interface for any address of 127.0.0.0/8, which Linux routes there).
 func interfaceOf(addr netip.Addr) (*net.Interface, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return nil, err
 	}
 	for i := range ifs {
+		if addr.Unmap().Is4() && addr.IsLoopback() && ifs[i].Flags&net.FlagLoopback != 0 {
+			return &ifs[i], nil
+		}
 		as, err := ifs[i].Addrs()
 		if err != nil {
 			continue

@@ -1,7 +1,4 @@
 // Command lanleader keeps exactly one host of a LAN the leader.
-//
-// This build has the election core and its simulator; the agent (run,
-// status, demo) comes with the runtime.
 package main
 
 import (
@@ -17,6 +14,10 @@ var version = "dev"
 const usage = `usage: lanleader <command> [flags]
 
 Commands:
+  run       run the agent on this host (see 'lanleader run -h')
+  status    show the local agent's view: members, keys, who leads
+  demo      a local cluster of real agents on loopback that fails over
+            every few seconds, with measured failover times
   sim       simulate a cluster: a scripted story, or a random fault
             schedule by seed with its invariants checked
   version   print the version
@@ -36,6 +37,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "run":
+		return runRun(args[1:], stdout, stderr)
+	case "status":
+		return runStatus(args[1:], stdout, stderr)
+	case "demo":
+		return runDemo(args[1:], stdout, stderr)
 	case "sim":
 		return runSim(args[1:], stdout, stderr)
 	case "version", "--version", "-version":

@@ -1,0 +1,546 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/agent"
+)
+
+// defaultRunConfig is the Config of `lanleader run` with no argument,
+// written out field by field (Logger aside).
+func defaultRunConfig(t *testing.T) agent.Config {
+	t.Helper()
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		t.Skipf("no host name (%v): the default name is unknown", err)
+	}
+	return agent.Config{
+		Name:             host,
+		NodeID:           agent.DefaultNodeID(),
+		Priority:         100,
+		Cluster:          "lanleader",
+		Bind:             "0.0.0.0:7946",
+		ElectionPort:     7947,
+		Join:             nil,
+		HTTP:             "127.0.0.1:9947",
+		Heartbeat:        100 * time.Millisecond,
+		SuspectAfter:     300 * time.Millisecond,
+		Detector:         "fixed",
+		Transport:        "multicast",
+		Group:            netip.Addr{},
+		Preempt:          true,
+		PreemptDelay:     0,
+		DiscoverInterval: time.Second,
+	}
+}
+
+// writeConfig writes a config file into a fresh temporary directory.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "lanleader.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// parseOK parses args and fails the test on an error. It checks that the
+// Logger is set, then clears it, so that the Config compares with ==.
+func parseOK(t *testing.T, args ...string) (agent.Config, []string, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cfg, job, err := parseRunConfig(args, &stderr)
+	if err != nil {
+		t.Fatalf("parseRunConfig(%q): %v", args, err)
+	}
+	if cfg.Logger == nil {
+		t.Fatalf("parseRunConfig(%q): no Logger", args)
+	}
+	cfg.Logger = nil
+	return cfg, job, stderr.String()
+}
+
+func diffConfig(t *testing.T, what string, got, want agent.Config) {
+	t.Helper()
+	if reflect.DeepEqual(got, want) {
+		return
+	}
+	gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range gv.NumField() {
+		if g, w := gv.Field(i).Interface(), wv.Field(i).Interface(); !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: %s = %#v, want %#v", what, gv.Type().Field(i).Name, g, w)
+		}
+	}
+}
+
+func TestParseRunConfigDefaults(t *testing.T) {
+	cfg, job, stderr := parseOK(t)
+	diffConfig(t, "no arguments", cfg, defaultRunConfig(t))
+	if job != nil {
+		t.Errorf("job %q, want nil", job)
+	}
+	if stderr != "" {
+		t.Errorf("printed %q", stderr)
+	}
+}
+
+// Every flag sets its field, in each of the spellings the flag package
+// takes.
+func TestParseRunConfigFlags(t *testing.T) {
+	covered := map[string]bool{}
+	for _, tc := range []struct {
+		args []string
+		want func(c *agent.Config)
+	}{
+		{[]string{"--name", "host-b"}, func(c *agent.Config) { c.Name = "host-b" }},
+		{[]string{"-name=host-c"}, func(c *agent.Config) { c.Name = "host-c" }},
+		{[]string{"--node-id", "42"}, func(c *agent.Config) { c.NodeID = 42 }},
+		{[]string{"--node-id=9007199254740991"}, func(c *agent.Config) { c.NodeID = agent.MaxNodeID }},
+		{[]string{"--priority", "150"}, func(c *agent.Config) { c.Priority = 150 }},
+		{[]string{"-priority", "65535"}, func(c *agent.Config) { c.Priority = 65535 }},
+		{[]string{"--priority", "1"}, func(c *agent.Config) { c.Priority = 1 }},
+		{[]string{"--cluster", "jobs"}, func(c *agent.Config) { c.Cluster = "jobs" }},
+		{[]string{"--bind", "198.18.0.1"}, func(c *agent.Config) { c.Bind = "198.18.0.1" }},
+		{[]string{"--bind", "198.18.0.1:8000"}, func(c *agent.Config) { c.Bind = "198.18.0.1:8000" }},
+		{[]string{"--bind", "[::1]:0"}, func(c *agent.Config) { c.Bind = "[::1]:0"; c.ElectionPort = 0 }},
+		{[]string{"--election-port", "8001"}, func(c *agent.Config) { c.ElectionPort = 8001 }},
+		{[]string{"--join", "198.18.0.2"}, func(c *agent.Config) { c.Join = []string{"198.18.0.2"} }},
+		{[]string{"--join", "198.18.0.2, 198.18.0.3:7946", "--join=[fd00::3]:7946"}, func(c *agent.Config) {
+			c.Join = []string{"198.18.0.2", "198.18.0.3:7946", "[fd00::3]:7946"}
+		}},
+		{[]string{"--http", "0.0.0.0:9100"}, func(c *agent.Config) { c.HTTP = "0.0.0.0:9100" }},
+		{[]string{"--http", "off"}, func(c *agent.Config) { c.HTTP = "" }},
+		{[]string{"--http="}, func(c *agent.Config) { c.HTTP = "" }},
+		{[]string{"--heartbeat", "50ms"}, func(c *agent.Config) { c.Heartbeat = 50 * time.Millisecond; c.SuspectAfter = 150 * time.Millisecond }},
+		{[]string{"--suspect-after", "1.5s"}, func(c *agent.Config) { c.SuspectAfter = 1500 * time.Millisecond }},
+		{[]string{"--detector", "phi"}, func(c *agent.Config) { c.Detector = "phi" }},
+		{[]string{"--transport", "unicast"}, func(c *agent.Config) { c.Transport = "unicast" }},
+		{[]string{"--multicast-group", "239.255.1.2"}, func(c *agent.Config) { c.Group = netip.MustParseAddr("239.255.1.2") }},
+		{[]string{"--preempt=false"}, func(c *agent.Config) { c.Preempt = false }},
+		{[]string{"--preempt"}, func(c *agent.Config) {}},
+		{[]string{"--preempt=false", "--preempt"}, func(c *agent.Config) {}},
+		{[]string{"--preempt-delay", "30s"}, func(c *agent.Config) { c.PreemptDelay = 30 * time.Second }},
+		{[]string{"--discover-interval", "250ms"}, func(c *agent.Config) { c.DiscoverInterval = 250 * time.Millisecond }},
+		{[]string{"--discover-interval", "-1s"}, func(c *agent.Config) { c.DiscoverInterval = -time.Second }},
+		{[]string{"--heartbeat", "0"}, func(c *agent.Config) {}}, // 0 is the default
+		{[]string{"--log-format", "json"}, func(c *agent.Config) {}},
+		{[]string{"--log-level", "debug"}, func(c *agent.Config) {}},
+		{[]string{"--priority", "7", "--priority", "9"}, func(c *agent.Config) { c.Priority = 9 }},
+	} {
+		want := defaultRunConfig(t)
+		tc.want(&want)
+		got, job, _ := parseOK(t, tc.args...)
+		diffConfig(t, strings.Join(tc.args, " "), got, want)
+		if job != nil {
+			t.Errorf("%q: job %q, want nil", tc.args, job)
+		}
+		for _, a := range tc.args {
+			if strings.HasPrefix(a, "-") {
+				name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+				covered[name] = true
+			}
+		}
+	}
+	for _, o := range runOptions {
+		if !covered[o.flag] {
+			t.Errorf("no case sets --%s", o.flag)
+		}
+	}
+}
+
+// The logger writes to the stderr given, in the format and from the
+// level asked for.
+func TestParseRunConfigLogger(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string // what Debug("d"), Info("i"), Warn("w") print, with the time cut off
+	}{
+		{nil, "level=INFO msg=i\nlevel=WARN msg=w\n"},
+		{[]string{"--log-level", "warn"}, "level=WARN msg=w\n"},
+		{[]string{"--log-level", "error"}, ""},
+		{[]string{"--log-format", "json", "--log-level", "debug"},
+			`"level":"DEBUG","msg":"d"}` + "\n" + `"level":"INFO","msg":"i"}` + "\n" + `"level":"WARN","msg":"w"}` + "\n"},
+	} {
+		var stderr bytes.Buffer
+		cfg, _, err := parseRunConfig(tc.args, &stderr)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		cfg.Logger.Debug("d")
+		cfg.Logger.Info("i")
+		cfg.Logger.Warn("w")
+		var got strings.Builder
+		for line := range strings.Lines(stderr.String()) {
+			// Cut the time: `time=… ` in text, `{"time":"…",` in JSON.
+			if i := strings.Index(line, "level"); i >= 0 {
+				line = line[i-min(i, 1):]
+				line = strings.TrimPrefix(line, " ")
+				line = strings.TrimPrefix(line, ",")
+			}
+			got.WriteString(line)
+		}
+		if got.String() != tc.want {
+			t.Errorf("%q: logged\n%s\nwant\n%s", tc.args, got.String(), tc.want)
+		}
+	}
+}
+
+// allKeysFile sets every key of the config file, none to its default.
+const allKeysFile = `# every key
+name: host-f
+node_id: 77
+priority: 200
+cluster: jobs
+bind: 198.18.0.5:8946
+election_port: 8947
+join:
+  - 198.18.0.6
+  - "198.18.0.7:8946"
+http: off
+heartbeat: 50ms
+suspect_after: 400ms
+detector: phi
+transport: unicast
+multicast_group: 239.255.9.9
+preempt: false
+preempt_delay: 2s
+discover_interval: -1s
+log_format: json
+log_level: warn
+`
+
+func TestParseRunConfigFile(t *testing.T) {
+	for _, o := range runOptions {
+		if !strings.Contains(allKeysFile, "\n"+o.key()+":") {
+			t.Errorf("allKeysFile does not set %s", o.key())
+		}
+	}
+	want := agent.Config{
+		Name:             "host-f",
+		NodeID:           77,
+		Priority:         200,
+		Cluster:          "jobs",
+		Bind:             "198.18.0.5:8946",
+		ElectionPort:     8947,
+		Join:             []string{"198.18.0.6", "198.18.0.7:8946"},
+		HTTP:             "",
+		Heartbeat:        50 * time.Millisecond,
+		SuspectAfter:     400 * time.Millisecond,
+		Detector:         "phi",
+		Transport:        "unicast",
+		Group:            netip.MustParseAddr("239.255.9.9"),
+		Preempt:          false,
+		PreemptDelay:     2 * time.Second,
+		DiscoverInterval: -time.Second,
+	}
+	var stderr bytes.Buffer
+	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, allKeysFile)}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Logger.Info("not shown")
+	got.Logger.Warn("shown")
+	if s := stderr.String(); !strings.HasPrefix(s, `{"time":`) || !strings.Contains(s, `"msg":"shown"`) || strings.Contains(s, "not shown") {
+		t.Errorf("log_format json, log_level warn logged %q", s)
+	}
+	got.Logger = nil
+	diffConfig(t, "allKeysFile", got, want)
+	if job != nil {
+		t.Errorf("job %q", job)
+	}
+
+	// A file of comments only, and an empty file, change nothing.
+	for _, text := range []string{"", "# nothing yet\n"} {
+		got, _, _ := parseOK(t, "--config", writeConfig(t, text))
+		diffConfig(t, fmt.Sprintf("file %q", text), got, defaultRunConfig(t))
+	}
+}
+
+// Defaults < file < flags given on the command line.
+func TestParseRunConfigPrecedence(t *testing.T) {
+	const file = "priority: 150\nheartbeat: 200ms\njoin: [198.18.0.2, 198.18.0.3]\nhttp: 127.0.0.1:9000\n"
+	fromFile := func(c *agent.Config) {
+		c.Priority = 150
+		c.Heartbeat = 200 * time.Millisecond
+		c.SuspectAfter = 600 * time.Millisecond
+		c.Join = []string{"198.18.0.2", "198.18.0.3"}
+		c.HTTP = "127.0.0.1:9000"
+	}
+	for _, tc := range []struct {
+		file string
+		args []string
+		want func(c *agent.Config)
+	}{
+		{file, nil, fromFile},
+		{file, []string{"--priority", "7"}, func(c *agent.Config) { fromFile(c); c.Priority = 7 }},
+		// The order of --config and the flag does not matter.
+		{file, []string{"--priority", "7", "--config", "FILE"}, func(c *agent.Config) { fromFile(c); c.Priority = 7 }},
+		{file, []string{"--heartbeat", "20ms"}, func(c *agent.Config) {
+			fromFile(c)
+			c.Heartbeat, c.SuspectAfter = 20*time.Millisecond, 60*time.Millisecond
+		}},
+		{file, []string{"--http", "off"}, func(c *agent.Config) { fromFile(c); c.HTTP = "" }},
+		// --join replaces the file's list; repeated, its lists add up.
+		{file, []string{"--join", "198.18.0.9"}, func(c *agent.Config) { fromFile(c); c.Join = []string{"198.18.0.9"} }},
+		{file, []string{"--join", "198.18.0.8", "--join", "198.18.0.9"}, func(c *agent.Config) {
+			fromFile(c)
+			c.Join = []string{"198.18.0.8", "198.18.0.9"}
+		}},
+		{file, []string{"--join="}, func(c *agent.Config) { fromFile(c); c.Join = nil }},
+		// preempt: default true, the file turns it off, a flag on again.
+		{"preempt: false\n", nil, func(c *agent.Config) { c.Preempt = false }},
+		{"preempt: false\n", []string{"--preempt"}, func(c *agent.Config) {}},
+		{"preempt: false\n", []string{"--preempt=true"}, func(c *agent.Config) {}},
+		{"preempt: true\n", []string{"--preempt=false"}, func(c *agent.Config) { c.Preempt = false }},
+		{"preempt: no\n", nil, func(c *agent.Config) { c.Preempt = false }},
+		{"preempt: false\n", []string{"--preempt=false"}, func(c *agent.Config) { c.Preempt = false }},
+		// An empty file, then a flag.
+		{"", []string{"--preempt=false"}, func(c *agent.Config) { c.Preempt = false }},
+		// Aliases are followed, and 0 is a duration.
+		{"heartbeat: &hb 50ms\nsuspect_after: *hb\npreempt_delay: 0\n", []string{"--suspect-after", "500ms"}, func(c *agent.Config) {
+			c.Heartbeat, c.SuspectAfter = 50*time.Millisecond, 500*time.Millisecond
+		}},
+	} {
+		path := writeConfig(t, tc.file)
+		args := []string{"--config", path}
+		if i := slices.Index(tc.args, "FILE"); i >= 0 {
+			args = slices.Clone(tc.args)
+			args[i] = path
+		} else {
+			args = append(args, tc.args...)
+		}
+		want := defaultRunConfig(t)
+		tc.want(&want)
+		got, _, _ := parseOK(t, args...)
+		diffConfig(t, fmt.Sprintf("file %q, flags %q", tc.file, tc.args), got, want)
+	}
+}
+
+func TestParseRunConfigJob(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		job      []string
+		priority uint16
+	}{
+		{[]string{"--", "/usr/bin/worker"}, []string{"/usr/bin/worker"}, 100},
+		{[]string{"--priority", "5", "--", "sh", "-c", "exec worker --fast"}, []string{"sh", "-c", "exec worker --fast"}, 5},
+		// After --, flags are the job's, and a second -- too.
+		{[]string{"--", "worker", "--priority", "9", "--", "x"}, []string{"worker", "--priority", "9", "--", "x"}, 100},
+		{[]string{"--priority", "5"}, nil, 5},
+	} {
+		cfg, job, _ := parseOK(t, tc.args...)
+		if !slices.Equal(job, tc.job) || (job == nil) != (tc.job == nil) {
+			t.Errorf("%q: job %q, want %q", tc.args, job, tc.job)
+		}
+		if cfg.Priority != tc.priority {
+			t.Errorf("%q: priority %d, want %d", tc.args, cfg.Priority, tc.priority)
+		}
+	}
+	// The job is a copy: the caller may reuse its slice.
+	args := []string{"--", "a", "b"}
+	_, job, _ := parseOK(t, args...)
+	args[1] = "changed"
+	if job[0] != "a" {
+		t.Errorf("job aliases args: %q", job)
+	}
+}
+
+// Every bad flag or key gives one line that names it and its value.
+func TestParseRunConfigErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	for _, tc := range []struct {
+		file string   // when not "": written, and --config FILE put first
+		args []string //
+		want []string // fragments of the error; FILE is the config file's path
+	}{
+		// Flags the flag package refuses.
+		{"", []string{"--prio", "5"}, []string{"unknown flag --prio (did you mean --priority?)"}},
+		{"", []string{"--frobnicate"}, []string{"unknown flag --frobnicate ('lanleader run -h' lists the flags)"}},
+		{"", []string{"--name"}, []string{"--name: needs a value"}},
+		{"", []string{"worker"}, []string{`unexpected argument "worker" (the job's command line goes after --)`}},
+		{"", []string{"--preempt", "false"}, []string{`unexpected argument "false" (write --preempt=false, with an '=')`}},
+		{"", []string{"--"}, []string{"nothing after --"}},
+		{"", []string{"--config", ""}, []string{"--config: empty file name"}},
+
+		// Bad flag values.
+		{"", []string{"--priority", "0"}, []string{"--priority: 0 out of range 1…65535"}},
+		{"", []string{"--priority", "70000"}, []string{"--priority: 70000 out of range 1…65535"}},
+		{"", []string{"--priority", "-1"}, []string{"--priority: -1 out of range 1…65535"}},
+		{"", []string{"--priority", "99999999999999999999"}, []string{"--priority: 99999999999999999999 out of range 1…65535"}},
+		{"", []string{"--priority", "high"}, []string{`--priority: "high" is not an integer`}},
+		{"", []string{"--node-id", "0"}, []string{"--node-id: 0 out of range 1…9007199254740991"}},
+		{"", []string{"--node-id", "9007199254740992"}, []string{"--node-id: 9007199254740992 out of range 1…9007199254740991"}},
+		{"", []string{"--election-port", "70000"}, []string{"--election-port: 70000 out of range 0…65535"}},
+		{"", []string{"--heartbeat", "10 ms"}, []string{`--heartbeat: "10 ms" is not a duration (like 100ms or 2s)`}},
+		{"", []string{"--heartbeat", "100"}, []string{`--heartbeat: "100" is not a duration (like 100ms or 2s)`}},
+		{"", []string{"--heartbeat", "-1s"}, []string{"--heartbeat: -1s is negative"}},
+		{"", []string{"--suspect-after", "-300ms"}, []string{"--suspect-after: -300ms is negative"}},
+		{"", []string{"--preempt-delay", "soon"}, []string{`--preempt-delay: "soon" is not a duration`}},
+		{"", []string{"--discover-interval", "often"}, []string{`--discover-interval: "often" is not a duration`}},
+		{"", []string{"--preempt=maybe"}, []string{`--preempt: "maybe" is not true or false`}},
+		{"", []string{"--detector", "foo"}, []string{`--detector: "foo" is not fixed or phi`}},
+		{"", []string{"--transport", "tcp"}, []string{`--transport: "tcp" is not multicast or unicast`}},
+		{"", []string{"--log-level", "loud"}, []string{`--log-level: "loud" is not debug, info, warn or error`}},
+		{"", []string{"--log-format", "xml"}, []string{`--log-format: "xml" is not text or json`}},
+		{"", []string{"--bind", "nonsense"}, []string{`--bind: "nonsense" is not an IP address with an optional port`}},
+		{"", []string{"--bind", "198.18.0.1:99999"}, []string{`--bind: "198.18.0.1:99999" is not an IP address`}},
+		{"", []string{"--bind", "host-a:7946"}, []string{`--bind: "host-a:7946" is not an IP address`}},
+		{"", []string{"--multicast-group", "foo"}, []string{`--multicast-group: "foo" is not an IP address`}},
+		{"", []string{"--multicast-group", "198.18.0.1"}, []string{"--multicast-group: 198.18.0.1 is not a multicast address (like 239.255.76.76 or ff02::4c4c)"}},
+		{"", []string{"--http", "localhost"}, []string{`--http: "localhost" is not host:port (like 127.0.0.1:9947) or "off"`}},
+		{"", []string{"--join", "198.18.0.2,,198.18.0.3"}, []string{`--join: empty address in "198.18.0.2,,198.18.0.3"`}},
+
+		// What only agent.Config.Validate sees: how fields relate.
+		{"", []string{"--bind", "198.18.0.1:7947"}, []string{"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947"}},
+		{"", []string{"--bind", "198.18.0.1", "--multicast-group", "ff02::4c4c"}, []string{"multicast-group: ff02::4c4c and bind 198.18.0.1 are not of one IP family"}},
+		{"", []string{"--suspect-after", "100ms"}, []string{"suspect after (100ms): must be longer than the heartbeat interval (100ms)"}},
+		// Two faults: both, on one line.
+		{"", []string{"--bind", "198.18.0.1:7947", "--join", "a:b:c"}, []string{
+			"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947; ",
+			`join: "a:b:c" is not host, host:port or [ipv6]:port`,
+		}},
+
+		// The file.
+		{"", []string{"--config", missing}, []string{"config " + missing + ": no such file or directory"}},
+		{"name: a\n\nprioirty: 5\n", nil, []string{`config FILE: line 3: unknown key "prioirty" (did you mean "priority"?)`}},
+		{"suspect-after: 1s\nfoo: 1\n", nil, []string{
+			`config FILE: line 1: unknown key "suspect-after" (did you mean "suspect_after"?); `,
+			`line 2: unknown key "foo"`,
+		}},
+		{"config: other.yaml\n", nil, []string{`config FILE: line 1: unknown key "config"`}},
+		{"name: a\npriority: [1\n", nil, []string{"config FILE: line 1: did not find expected ',' or ']'"}}, // yaml's line
+		{"name: a\n  bad: x\n", nil, []string{"config FILE: line 2: mapping values are not allowed in this context"}},
+		{"- name: a\n", nil, []string{`config FILE: line 1: want a mapping of keys to values (like "priority: 150"), not a list`}},
+		{"host-a\n", nil, []string{`config FILE: line 1: want a mapping of keys to values (like "priority: 150"), not a single value`}},
+		{"priority: 5\nname: a\npriority: 6\n", nil, []string{`config FILE: line 3: key "priority" given twice (first at line 1)`}},
+		{"name: a\n---\npriority: 5\n", nil, []string{"config FILE: line 2: a second YAML document; put every key in one"}},
+		{"name: a\npriority: 70000\n", nil, []string{"config FILE: line 2: priority: 70000 out of range 1…65535"}},
+		{"priority: 0\n", nil, []string{"config FILE: line 1: priority: 0 out of range 1…65535"}},
+		{"priority:\n", nil, []string{"config FILE: line 1: priority: no value (leave the key out for the default)"}},
+		{"node_id: -3\n", nil, []string{"config FILE: line 1: node_id: -3 out of range 1…9007199254740991"}},
+		{"\nsuspect_after: abc\n", nil, []string{`config FILE: line 2: suspect_after: "abc" is not a duration (like 100ms or 2s)`}},
+		{"heartbeat: 100\n", nil, []string{`config FILE: line 1: heartbeat: 100 has no unit; write a duration like "100ms" or "2s"`}},
+		{"heartbeat: 1.5\n", nil, []string{`config FILE: line 1: heartbeat: "1.5" is not a duration`}},
+		{"preempt_delay: -1s\n", nil, []string{"config FILE: line 1: preempt_delay: -1s is negative"}},
+		{"detector: foo\n", nil, []string{`config FILE: line 1: detector: "foo" is not fixed or phi`}},
+		{"transport: tcp\n", nil, []string{`config FILE: line 1: transport: "tcp" is not multicast or unicast`}},
+		{"log_level: loud\n", nil, []string{`config FILE: line 1: log_level: "loud" is not debug, info, warn or error`}},
+		{"log_format: xml\n", nil, []string{`config FILE: line 1: log_format: "xml" is not text or json`}},
+		{"preempt: maybe\n", nil, []string{`config FILE: line 1: preempt: "maybe" is not true or false`}},
+		{"bind: nonsense\n", nil, []string{`config FILE: line 1: bind: "nonsense" is not an IP address with an optional port`}},
+		{"multicast_group: 10.0.0.1\n", nil, []string{"config FILE: line 1: multicast_group: 10.0.0.1 is not a multicast address"}},
+		{"join: 198.18.0.2\n", nil, []string{`config FILE: line 1: join: want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`}},
+		{"join: [198.18.0.2, [x]]\n", nil, []string{"config FILE: line 1: join: item 2 is not an address"}},
+		{"name: [a, b]\n", nil, []string{"config FILE: line 1: name: want a single value, not a list"}},
+		{"cluster: {a: b}\n", nil, []string{"config FILE: line 1: cluster: want a single value, not a mapping"}},
+		// The first fault in the file's order is the one told.
+		{"log_level: loud\npriority: 0\n", nil, []string{"config FILE: line 1: log_level:"}},
+		// A bad file is told even when the flags would override it.
+		{"priority: 0\n", []string{"--priority", "5"}, []string{"config FILE: line 1: priority: 0 out of range"}},
+	} {
+		args := tc.args
+		path := ""
+		if tc.file != "" {
+			path = writeConfig(t, tc.file)
+			args = append([]string{"--config", path}, args...)
+		}
+		var stderr bytes.Buffer
+		cfg, job, err := parseRunConfig(args, &stderr)
+		if err == nil {
+			t.Errorf("file %q, flags %q: no error", tc.file, tc.args)
+			continue
+		}
+		msg := err.Error()
+		t.Logf("file %q, flags %q:\n\t%s", tc.file, tc.args, msg) // go test -v shows them all
+		for _, w := range tc.want {
+			if w = strings.ReplaceAll(w, "FILE", path); !strings.Contains(msg, w) {
+				t.Errorf("file %q, flags %q:\nerror %q\nwant  %q", tc.file, tc.args, msg, w)
+			}
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("file %q, flags %q: error of more than one line: %q", tc.file, tc.args, msg)
+		}
+		if errors.Is(err, flag.ErrHelp) || cfg.Logger != nil || job != nil || stderr.Len() > 0 {
+			t.Errorf("file %q, flags %q: ErrHelp %v, Logger %v, job %q, printed %q",
+				tc.file, tc.args, errors.Is(err, flag.ErrHelp), cfg.Logger, job, stderr.String())
+		}
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"--priority", "5", "-h", "--", "job"}} {
+		var stderr bytes.Buffer
+		_, _, err := parseRunConfig(args, &stderr)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%q: error %v, want flag.ErrHelp", args, err)
+		}
+		if stderr.String() != runUsage {
+			t.Errorf("%q printed %q, want runUsage", args, stderr.String())
+		}
+	}
+
+	// Every flag is in the help, as --flag at the start of a line with its
+	// argument, so the help and the flags cannot drift apart.
+	newRunFlags().set.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(runUsage, "\n    --"+f.Name+" ") && !strings.Contains(runUsage, "\n    --"+f.Name+"[") {
+			t.Errorf("runUsage does not describe --%s", f.Name)
+		}
+	})
+	// The defaults it states are agent's.
+	for _, s := range []string{
+		"Default " + fmt.Sprint(agent.DefaultPriority) + ".",
+		"Default " + agent.DefaultCluster + ".",
+		fmt.Sprintf("Default 0.0.0.0:%d", agent.DefaultGossipPort),
+		fmt.Sprintf("Default %d.", agent.DefaultElectionPort),
+		"Default " + agent.DefaultHTTP + " ",
+		"Default " + agent.DefaultHeartbeat.String() + ".",
+		"(" + (3 * agent.DefaultHeartbeat).String() + ")",
+		"Default " + agent.DefaultDiscoverInterval.String() + ".",
+		"Default " + agent.DefaultGroup4.String() + ", or " + agent.DefaultGroup6.String(),
+		fmt.Sprint(uint64(agent.MaxNodeID)),
+		"Default " + agent.DetectorFixed + ".",
+		"Default " + agent.TransportMulticast + ".",
+	} {
+		if !strings.Contains(runUsage, s) {
+			t.Errorf("runUsage does not say %q", s)
+		}
+	}
+	for _, s := range []string{"NAME\n", "USAGE\n", "DESCRIPTION\n", "FLAGS\n", "CONFIG FILE\n", "EXIT STATUS\n", "SIGNALS\n", "SIGINT", "SIGTERM"} {
+		if !strings.Contains(runUsage, s) {
+			t.Errorf("runUsage has no %q", s)
+		}
+	}
+	for i, line := range strings.Split(runUsage, "\n") {
+		if n := len([]rune(line)); n > 80 || strings.ContainsRune(line, '\t') || strings.TrimRight(line, " ") != line {
+			t.Errorf("runUsage line %d (%d columns): %q", i+1, n, line)
+		}
+	}
+
+	// The example config file in the help is one that parses.
+	_, example, ok := strings.Cut(runUsage, "For example:\n\n")
+	if !ok {
+		t.Fatal("runUsage has no example config file")
+	}
+	example, _, _ = strings.Cut(example, "\n\n")
+	var file strings.Builder
+	for line := range strings.Lines(example + "\n") {
+		file.WriteString(strings.TrimPrefix(line, "        "))
+	}
+	got, _, _ := parseOK(t, "--config", writeConfig(t, file.String()))
+	want := defaultRunConfig(t)
+	want.Name, want.Priority, want.Cluster = "host-a", 150, "jobs"
+	want.Join = []string{"198.18.0.2", "198.18.0.3:7946"}
+	want.Preempt = false
+	diffConfig(t, "the example of runUsage", got, want)
+}
