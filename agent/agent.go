@@ -198,10 +198,14 @@ func (a *Agent) Start() (err error) {
 		a.http = a.newHTTPServer()
 		go a.http.Serve(a.httpLn)
 	}
+	groupText := "none (unicast)"
+	if group.IsValid() {
+		groupText = a.tr.group.String()
+	}
 	a.log.Info("started",
 		"name", cfg.Name, "node_id", cfg.NodeID, "priority", cfg.Priority, "cluster", cfg.Cluster,
 		"gossip", a.gossip.String(), "election", a.tr.local.String(), "transport", cfg.Transport,
-		"group", group.String(), "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
+		"group", groupText, "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
 		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay)
 	go a.run()
 	return nil

@@ -41,11 +41,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 		MaxRequestsInFlight: 4,
 		Timeout:             5 * time.Second,
 	}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "lanleader: /status (JSON), /healthz, /metrics\n")
 	})
 	return &http.Server{

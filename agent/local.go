@@ -30,9 +30,10 @@ type LocalOptions struct {
 	// Base is the configuration of every node; Name, NodeID, Priority,
 	// Bind, ElectionPort, Join and HTTP are set per node.
 	Base Config
-	// Priority of node i (0-based); nil: all DefaultPriority. Node i has
-	// node_id i+1.
+	// Priority of node i (0-based); nil: all DefaultPriority.
 	Priority func(i int) uint16
+	// NodeID of node i; nil: i+1. Node i is named node-<i+1> either way.
+	NodeID func(i int) uint64
 	// HTTP gives each node an HTTP listener on a free loopback port.
 	HTTP bool
 	// Logger of node i; nil: discard.
@@ -49,6 +50,9 @@ func StartLocal(opt LocalOptions) (*Local, error) {
 		c := opt.Base
 		c.Name = "node-" + strconv.Itoa(i+1)
 		c.NodeID = uint64(i + 1)
+		if opt.NodeID != nil {
+			c.NodeID = opt.NodeID(i)
+		}
 		c.Priority = DefaultPriority
 		if opt.Priority != nil {
 			c.Priority = opt.Priority(i)

@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// Generous liveness bounds: these tests fail only when something is really
+// wrong, never on a slow machine. The figures come from bench/failover.
+const (
+	electBound    = 10 * time.Second
+	failoverBound = 5 * time.Second
+)
+
+// logs collects every agent's log lines, for a failing test's report.
+type logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (lg *logs) Write(p []byte) (int, error) {
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	return lg.buf.Write(p)
+}
+
+func (lg *logs) String() string {
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	return lg.buf.String()
+}
+
+// startLocal starts a cluster whose agents log to a buffer that is printed
+// when the test fails, and which is closed at the end of the test.
+func startLocal(t *testing.T, opt LocalOptions) *Local {
+	t.Helper()
+	lg := &logs{}
+	opt.Logger = func(i int) *slog.Logger {
+		return slog.New(slog.NewTextHandler(lg, &slog.HandlerOptions{Level: slog.LevelInfo})).With("agent", fmt.Sprintf("node-%d", i+1))
+	}
+	l, err := StartLocal(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		l.Close()
+		if t.Failed() {
+			t.Logf("agents' logs:\n%s", lg.String())
+		}
+	})
+	return l
+}
+
+func waitLeader(t *testing.T, l *Local, timeout time.Duration, want int) Agreement {
+	t.Helper()
+	ag, err := l.WaitAgreement(timeout, func(a Agreement) bool { return a.Index == want })
+	if err != nil {
+		t.Fatalf("want node-%d to lead: %v", want+1, err)
+	}
+	return ag
+}
+
+// TestFailover: 3 and 5 agents elect the largest key; the leader is taken
+// down (crash: no RESIGN, no leave; graceful: RESIGN and leave); the next
+// largest leads with a higher term and every survivor follows it; the old
+// leader returns and takes over again (preempt, the default).
+func TestFailover(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		for _, mode := range []string{"crash", "graceful"} {
+			t.Run(fmt.Sprintf("%d/%s", n, mode), func(t *testing.T) {
+				l := startLocal(t, LocalOptions{Nodes: n, Base: Config{Preempt: true}})
+				top := n - 1
+				first := waitLeader(t, l, electBound, top)
+				if first.Leader != uint64(n) || first.Term == 0 {
+					t.Fatalf("first leadership %+v, want node_id %d with a term", first, n)
+				}
+				if mode == "crash" {
+					l.Crash(top)
+				} else if err := l.Stop(top); err != nil {
+					t.Fatalf("graceful stop: %v", err)
+				}
+				second := waitLeader(t, l, failoverBound, top-1)
+				// A graceful stop is announced by RESIGN; a crash is not.
+				resigns := testutil.ToFloat64(l.Agents[top-1].met.MessagesReceived.WithLabelValues("RESIGN"))
+				if want := map[string]float64{"crash": 0, "graceful": 1}[mode]; resigns != want {
+					t.Errorf("new leader received %v RESIGN, want %v", resigns, want)
+				}
+				if second.Term <= first.Term {
+					t.Fatalf("new leadership %+v has no later term than %+v", second, first)
+				}
+				for _, i := range l.Live() {
+					s := l.Agents[i].Status()
+					if s.LeaderID != uint64(n-1) || s.LeaderName != fmt.Sprintf("node-%d", n-1) || s.Term != second.Term {
+						t.Errorf("%s: leader %d %q term %d, want %d %q term %d", s.Name, s.LeaderID, s.LeaderName, s.Term, n-1, fmt.Sprintf("node-%d", n-1), second.Term)
+					}
+					want := "follower"
+					if i == top-1 {
+						want = "leader"
+					}
+					if s.State != want {
+						t.Errorf("%s: state %s, want %s", s.Name, s.State, want)
+					}
+				}
+				if err := l.Start(top); err != nil {
+					t.Fatal(err)
+				}
+				third := waitLeader(t, l, failoverBound, top)
+				if third.Term <= second.Term {
+					t.Fatalf("take-back %+v has no later term than %+v", third, second)
+				}
+			})
+		}
+	}
+}
+
+// TestNoPreempt: with preempt off (keepalived's nopreempt) a returning node
+// with the largest key follows the healthy leader and does not take over.
+func TestNoPreempt(t *testing.T) {
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: false}})
+	first := waitLeader(t, l, electBound, 2)
+	l.Crash(2)
+	second := waitLeader(t, l, failoverBound, 1)
+	if err := l.Start(2); err != nil {
+		t.Fatal(err)
+	}
+	// The returning node hears the leader within its listen period and
+	// follows it; it must then stay a follower.
+	back := l.Agents[2]
+	deadline := time.Now().Add(failoverBound)
+	for {
+		s := back.Status()
+		if s.State == "follower" && s.LeaderID == 2 && s.Term == second.Term {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("returning node-3 does not follow node-2 term %d: %+v", second.Term, s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Observe for ten heartbeats and three listen periods that nothing
+	// moves: leadership, term and every node's view stay as they are.
+	until := time.Now().Add(time.Second)
+	for time.Now().Before(until) {
+		ag := l.Agreement()
+		if ag.Index != 1 || ag.Term != second.Term {
+			t.Fatalf("leadership moved after node-3 returned with preempt off: %+v (was %+v, first %+v)", ag, second, first)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestConflict: two live members with one node_id both go to state
+// conflict, say so in /status, and neither leads; the others elect among
+// themselves. When one of the two leaves, the other leads again.
+func TestConflict(t *testing.T) {
+	// node-2 and node-3 both have node_id 7, the largest key.
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: true},
+		NodeID: func(i int) uint64 { return []uint64{1, 7, 7}[i] }})
+	deadline := time.Now().Add(electBound)
+	for {
+		s1, s2, s3 := l.Agents[0].Status(), l.Agents[1].Status(), l.Agents[2].Status()
+		if s1.State == "leader" && s2.State == "conflict" && s3.State == "conflict" &&
+			s2.LeaderID == 1 && s3.LeaderID == 1 {
+			if fmt.Sprint(s2.Conflict) != "[node-3]" || fmt.Sprint(s3.Conflict) != "[node-2]" {
+				t.Fatalf("conflict lists: node-2 %v, node-3 %v", s2.Conflict, s3.Conflict)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want node-1 leading and node-2, node-3 in conflict following it:\n%+v\n%+v\n%+v", s1, s2, s3)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// While the conflict lasts, neither of the two leads: watch a second.
+	until := time.Now().Add(time.Second)
+	for time.Now().Before(until) {
+		for _, i := range []int{1, 2} {
+			if s := l.Agents[i].Status(); s.State != "conflict" {
+				t.Fatalf("%s left state conflict while it lasts: %+v", s.Name, s)
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// One of the two leaves: the other is alone with node_id 7, the
+	// largest key, and takes over.
+	if err := l.Stop(2); err != nil {
+		t.Fatal(err)
+	}
+	waitLeader(t, l, failoverBound, 1)
+	if s := l.Agents[1].Status(); len(s.Conflict) != 0 {
+		t.Fatalf("node-2 still reports a conflict: %v", s.Conflict)
+	}
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/agent"
+)
+
+// The test binary doubles as the lanleader binary: with LANLEADER_AS_MAIN
+// set it runs main with its arguments after "--" (the helper-process
+// pattern of os/exec's tests).
+func TestMain(m *testing.M) {
+	if os.Getenv("LANLEADER_AS_MAIN") == "1" {
+		args := os.Args
+		for i, a := range args {
+			if a == "--" {
+				args = args[i+1:]
+				break
+			}
+		}
+		os.Exit(run(args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// lanleader starts the test binary as `lanleader args...`.
+func lanleader(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "LANLEADER_AS_MAIN=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+func freeTCP(t *testing.T) (int, func()) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Addr().(*net.TCPAddr).Port, func() { l.Close() }
+}
+
+// TestRunBadInput: every bad flag, config value and unopenable address
+// ends `lanleader run` at start with exit status 2 and one line naming the
+// problem, before anything runs.
+func TestRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	badKey := filepath.Join(dir, "bad-key.yaml")
+	os.WriteFile(badKey, []byte("name: a\nprioirty: 5\n"), 0o644)
+	badDur := filepath.Join(dir, "bad-duration.yaml")
+	os.WriteFile(badDur, []byte("heartbeat: 10 ms\n"), 0o644)
+	busy, release := freeTCP(t)
+	defer release()
+	base := []string{"run", "--name", "t", "--node-id", "5", "--transport", "unicast"}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown key", []string{"--config", badKey}, `line 2: unknown key "prioirty"`},
+		{"unknown flag", []string{"--prioirty", "5"}, "prioirty"},
+		{"bad duration flag", []string{"--heartbeat", "10 ms"}, `--heartbeat: "10 ms" is not a duration`},
+		{"bad duration in file", []string{"--config", badDur}, `heartbeat: "10 ms" is not a duration`},
+		{"priority too large", []string{"--priority", "70000"}, "--priority: 70000 out of range 1…65535"},
+		{"priority zero", []string{"--priority", "0"}, "--priority: 0 out of range 1…65535"},
+		{"suspect not above heartbeat", []string{"--heartbeat", "1s", "--suspect-after", "500ms"}, "suspect after (500ms): must be longer than the heartbeat interval (1s)"},
+		{"bind not on this host", []string{"--bind", "198.18.255.254:0", "--http", "127.0.0.1:0"}, "bind 198.18.255.254: address not on this host"},
+		{"gossip port in use", []string{"--bind", fmt.Sprintf("127.0.0.1:%d", busy), "--election-port", "0", "--http", "127.0.0.1:0"}, fmt.Sprintf("bind 127.0.0.1:%d: gossip port already in use", busy)},
+		{"http port in use", []string{"--bind", "127.0.0.1:0", "--http", fmt.Sprintf("127.0.0.1:%d", busy)}, fmt.Sprintf("http 127.0.0.1:%d: port already in use", busy)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append(append([]string{}, base...), c.args...), &stdout, &stderr)
+			msg := stderr.String()
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr:\n%s", code, msg)
+			}
+			if !strings.HasPrefix(msg, "lanleader run: ") || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, c.want) {
+				t.Fatalf("stderr %q: want one line 'lanleader run: …' containing %q", msg, c.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+		})
+	}
+}
+
+// TestRunSignal: a real `lanleader run` process leads alone, serves
+// /status, and on SIGTERM resigns, leaves and exits 0.
+func TestRunSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			httpPort, release := freeTCP(t)
+			release()
+			addr := fmt.Sprintf("127.0.0.1:%d", httpPort)
+			cmd, out := lanleader(t, "run", "--name", "solo", "--node-id", "9", "--bind", "127.0.0.1:0",
+				"--transport", "unicast", "--http", addr)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer func() {
+				if cmd.ProcessState == nil {
+					cmd.Process.Kill() // by pid
+					<-exited
+				}
+				if t.Failed() {
+					t.Logf("its output:\n%s", out)
+				}
+			}()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				var st agent.Status
+				resp, err := http.Get("http://" + addr + "/status")
+				if err == nil {
+					json.NewDecoder(resp.Body).Decode(&st)
+					resp.Body.Close()
+				}
+				if st.State == "leader" && st.LeaderID == 9 && st.Name == "solo" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no leader at %s: %v %+v", addr, err, st)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			cmd.Process.Signal(sig)
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("exit: %v, want status 0", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no exit within 10s of the signal")
+			}
+			log := out.String()
+			for _, want := range []string{`msg="became leader"`, `msg=stopping signal=` + map[syscall.Signal]string{syscall.SIGTERM: "terminated", syscall.SIGINT: "interrupt"}[sig], `msg=leaving`, `msg=stopped`} {
+				if !strings.Contains(log, want) {
+					t.Errorf("log lacks %s", want)
+				}
+			}
+			// Once stopped, nothing listens any more.
+			if _, err := http.Get("http://" + addr + "/status"); err == nil {
+				t.Errorf("the HTTP listener survived the exit")
+			}
+		})
+	}
+}
