@@ -88,7 +88,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg:      cfg,
-		log:      cfg.Logger,
+		log:      cfg.Logger.With("node", cfg.Name),
 		cluster:  wire.ClusterID(cfg.Cluster),
 		inc:      rand.Uint32() | 1,
 		machine:  m,
@@ -203,7 +203,7 @@ func (a *Agent) Start() (err error) {
 		groupText = a.tr.group.String()
 	}
 	a.log.Info("started",
-		"name", cfg.Name, "node_id", cfg.NodeID, "priority", cfg.Priority, "cluster", cfg.Cluster,
+		"node_id", cfg.NodeID, "priority", cfg.Priority, "cluster", cfg.Cluster,
 		"gossip", a.gossip.String(), "election", a.tr.local.String(), "transport", cfg.Transport,
 		"group", groupText, "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
 		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay)

@@ -38,12 +38,15 @@ func (lg *logs) String() string {
 
 // startLocal starts a cluster whose agents log to a buffer that is printed
 // when the test fails, and which is closed at the end of the test.
-func startLocal(t *testing.T, opt LocalOptions) *Local {
+type testCluster struct {
+	*Local
+	logs *logs
+}
+
+func startLocal(t *testing.T, opt LocalOptions) *testCluster {
 	t.Helper()
 	lg := &logs{}
-	opt.Logger = func(i int) *slog.Logger {
-		return slog.New(slog.NewTextHandler(lg, &slog.HandlerOptions{Level: slog.LevelInfo})).With("agent", fmt.Sprintf("node-%d", i+1))
-	}
+	opt.Logger = func(i int) *slog.Logger { return loggerTo(lg, i) }
 	l, err := StartLocal(opt)
 	if err != nil {
 		t.Fatal(err)
@@ -54,10 +57,14 @@ func startLocal(t *testing.T, opt LocalOptions) *Local {
 			t.Logf("agents' logs:\n%s", lg.String())
 		}
 	})
-	return l
+	return &testCluster{l, lg}
 }
 
-func waitLeader(t *testing.T, l *Local, timeout time.Duration, want int) Agreement {
+func loggerTo(lg *logs, i int) *slog.Logger {
+	return slog.New(slog.NewTextHandler(lg, &slog.HandlerOptions{Level: slog.LevelInfo})).With("agent", fmt.Sprintf("node-%d", i+1))
+}
+
+func waitLeader(t *testing.T, l *testCluster, timeout time.Duration, want int) Agreement {
 	t.Helper()
 	ag, err := l.WaitAgreement(timeout, func(a Agreement) bool { return a.Index == want })
 	if err != nil {
@@ -144,7 +151,10 @@ func TestNoPreempt(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	// Observe for ten heartbeats and three listen periods that nothing
-	// moves: leadership, term and every node's view stay as they are.
+	// moves: leadership, term and every node's view stay as they are; and
+	// nothing is logged at the default level meanwhile (no line per
+	// heartbeat).
+	logged := len(l.logs.String())
 	until := time.Now().Add(time.Second)
 	for time.Now().Before(until) {
 		ag := l.Agreement()
@@ -152,6 +162,9 @@ func TestNoPreempt(t *testing.T) {
 			t.Fatalf("leadership moved after node-3 returned with preempt off: %+v (was %+v, first %+v)", ag, second, first)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if more := l.logs.String()[logged:]; more != "" {
+		t.Errorf("logged while nothing changed:\n%s", more)
 	}
 }
 

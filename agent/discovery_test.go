@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// TestDiscoveryLoopback: two agents on two loopback addresses, multicast
+// transport, no --join: the discovery beacons make them find each other,
+// and the election runs over multicast. (e2e/ does the same across two
+// network namespaces, as two hosts of a LAN.)
+func TestDiscoveryLoopback(t *testing.T) {
+	gp, ep := freePort(t), freePort(t)
+	lg := &logs{}
+	var agents []*Agent
+	defer func() {
+		for _, a := range agents {
+			a.Crash()
+		}
+		if t.Failed() {
+			t.Logf("agents' logs:\n%s", lg)
+		}
+	}()
+	for i, ip := range []string{"127.0.0.1", "127.0.0.2"} {
+		a, err := New(Config{Name: fmt.Sprintf("host-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
+			Bind: fmt.Sprintf("%s:%d", ip, gp), ElectionPort: ep, DiscoverInterval: 100 * time.Millisecond,
+			Logger: loggerTo(lg, i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Start(); err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+	}
+	deadline := time.Now().Add(electBound)
+	for {
+		s1, s2 := agents[0].Status(), agents[1].Status()
+		if s1.LeaderID == 2 && s2.State == "leader" && s1.Term == s2.Term &&
+			len(s1.Members) == 1 && s1.Members[0].Name == "host-2" && s1.Members[0].Alive &&
+			len(s2.Members) == 1 && s2.Members[0].Name == "host-1" && s2.Members[0].Alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no discovery:\n%+v\n%+v", s1, s2)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// They found each other by beacon: nothing else told them.
+	if n := testutil.ToFloat64(agents[0].met.MessagesReceived.WithLabelValues("DISCOVER")) +
+		testutil.ToFloat64(agents[1].met.MessagesReceived.WithLabelValues("DISCOVER")); n < 1 {
+		t.Errorf("no DISCOVER beacon was received")
+	}
+	for _, a := range agents {
+		if a.tr.group.String() != fmt.Sprintf("239.255.76.76:%d", ep) {
+			t.Fatalf("group %v", a.tr.group)
+		}
+	}
+	// The multicast election carries on: host-2 crashes, host-1 leads.
+	agents[1].Crash()
+	agents = slices.Delete(agents, 1, 2)
+	for agents[0].Status().State != "leader" {
+		if time.Now().After(deadline.Add(failoverBound)) {
+			t.Fatalf("host-1 does not take over: %+v", agents[0].Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
