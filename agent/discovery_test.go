@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,60 @@ func TestDiscoveryLoopback(t *testing.T) {
 	for agents[0].Status().State != "leader" {
 		if time.Now().After(deadline.Add(failoverBound)) {
 			t.Fatalf("host-1 does not take over: %+v", agents[0].Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestJoinRetries: a seed that is down and the agent's own address among
+// its seeds do not stop an agent: it leads alone, retries in the
+// background, and joins the seed once it comes up.
+func TestJoinRetries(t *testing.T) {
+	ga, gb := freePort(t), freePort(t)
+	lg := &logs{}
+	var agents []*Agent
+	defer func() {
+		for _, a := range agents {
+			a.Crash()
+		}
+		if t.Failed() {
+			t.Logf("agents' logs:\n%s", lg)
+		}
+	}()
+	start := func(i, port int, join ...string) *Agent {
+		a, err := New(Config{Name: fmt.Sprintf("host-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
+			Bind: fmt.Sprintf("127.0.0.1:%d", port), ElectionPort: 0, Transport: TransportUnicast,
+			Join: join, Logger: loggerTo(lg, i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Bind has a port, so Fill made ElectionPort 7947; take a free one.
+		a.cfg.ElectionPort = freePort(t)
+		if err := a.Start(); err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+		return a
+	}
+	a := start(0, ga, fmt.Sprintf("127.0.0.1:%d", ga), fmt.Sprintf("127.0.0.1:%d", gb))
+	deadline := time.Now().Add(electBound)
+	for a.Status().State != "leader" {
+		if time.Now().After(deadline) {
+			t.Fatalf("alone with dead seeds, host-1 does not lead: %+v", a.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !strings.Contains(lg.String(), `msg="join failed, retrying in the background"`) {
+		t.Errorf("the failed join is not logged")
+	}
+	b := start(1, gb) // no seeds: host-1's retries must find it
+	for {
+		sa, sb := a.Status(), b.Status()
+		if sa.LeaderID == 2 && sb.State == "leader" && len(sa.Members) == 1 && len(sb.Members) == 1 {
+			break
+		}
+		if time.Now().After(deadline.Add(joinRetryMax)) {
+			t.Fatalf("host-1 does not join host-2:\n%+v\n%+v", sa, sb)
 		}
 		time.Sleep(time.Millisecond)
 	}
