@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lanleader/lanleader/metrics"
+)
+
+// TestREADMEIsTrue: every flag of `lanleader run` (with its YAML key) and
+// every lanleader metric is in the README's tables, and the README names
+// no flag of run or metric that does not exist.
+func TestREADMEIsTrue(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	flags := map[string]bool{"config": true}
+	for _, o := range runOptions {
+		flags[o.flag] = true
+		if row := "| `--" + o.flag + "` (`" + o.key() + "`) |"; !strings.Contains(readme, row) {
+			t.Errorf("README has no row %q", row)
+		}
+	}
+	// Every "| `--x`" row of the flag table is a flag of run.
+	for _, line := range strings.Split(readme, "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `--"); ok {
+			name, _, _ := strings.Cut(rest, "`")
+			name, _, _ = strings.Cut(name, " ")
+			if !flags[name] {
+				t.Errorf("README's flag table has --%s, which run does not have", name)
+			}
+		}
+	}
+	names := map[string]bool{}
+	for _, m := range metrics.Describe() {
+		names[m.Name] = true
+		row := "| `" + m.Name + "` | " + m.Type + " |"
+		if !strings.Contains(readme, row) {
+			t.Errorf("README has no metric row starting %q", row)
+		}
+	}
+	for _, line := range strings.Split(readme, "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `lanleader_"); ok {
+			name, _, _ := strings.Cut(rest, "`")
+			if !names["lanleader_"+name] {
+				t.Errorf("README's metric table has lanleader_%s, which the agent does not export", name)
+			}
+		}
+	}
+}
