@@ -167,7 +167,7 @@ func (a *Agent) Start() (err error) {
 	}
 
 	a.del = &delegate{queue: newEventQueue()}
-	a.setMeta()
+	a.setMeta(false)
 	mc := memberlistConfig(cfg, bind, a.del)
 	if bind.Addr().IsUnspecified() {
 		mc.AdvertiseAddr = ip.String()
@@ -224,9 +224,9 @@ func memberlistError(bind netip.AddrPort, err error) error {
 }
 
 // setMeta publishes this node's metadata for memberlist.
-func (a *Agent) setMeta() {
+func (a *Agent) setMeta(leaving bool) {
 	b := meta{Proto: wire.Version, Algorithm: "bully", NodeID: a.cfg.NodeID,
-		Priority: a.machine.Status().Self.Priority, Election: a.tr.local}.append(nil)
+		Priority: a.machine.Status().Self.Priority, Election: a.tr.local, Leaving: leaving}.append(nil)
 	a.del.meta.Store(&b)
 }
 
@@ -287,6 +287,11 @@ func (a *Agent) Stop(ctx context.Context) error {
 		timeout := DefaultLeaveTimeout
 		if d, ok := ctx.Deadline(); ok {
 			timeout = min(timeout, time.Until(d))
+		}
+		// Tell the others this is a leave, not a failure, then leave.
+		if a.ml.NumMembers() > 1 {
+			a.setMeta(true)
+			a.ml.UpdateNode(timeout / 4)
 		}
 		if lerr := a.ml.Leave(timeout); lerr != nil {
 			err = fmt.Errorf("leave: %w", lerr)

@@ -114,6 +114,11 @@ func TestFailover(t *testing.T) {
 						t.Errorf("%s: state %s, want %s", s.Name, s.State, want)
 					}
 				}
+				// The others tell a leave from a failure.
+				wantStatus := map[string]string{"crash": "dead", "graceful": "left"}[mode]
+				if mode == "graceful" || n == 3 { // memberlist takes seconds to declare a crash dead
+					waitMemberStatus(t, l, fmt.Sprintf("node-%d", n), wantStatus, 20*time.Second)
+				}
 				if err := l.Start(top); err != nil {
 					t.Fatal(err)
 				}
@@ -122,6 +127,30 @@ func TestFailover(t *testing.T) {
 					t.Fatalf("take-back %+v has no later term than %+v", third, second)
 				}
 			})
+		}
+	}
+}
+
+// waitMemberStatus waits until every live node shows member name with
+// the given status in /status.
+func waitMemberStatus(t *testing.T, l *testCluster, name, status string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for _, i := range l.Live() {
+		for {
+			var seen Member
+			for _, m := range l.Agents[i].Status().Members {
+				if m.Name == name {
+					seen = m
+				}
+			}
+			if seen.Status == status && !seen.Alive {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node-%d sees %s as %+v, want status %s", i+1, name, seen, status)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }

@@ -297,15 +297,13 @@ func (a *Agent) onMember(ev memberEvent) {
 		if m == nil {
 			return
 		}
-		m.status, m.changed = memberStatus(ev.state), now
-		if m.status == "alive" || m.status == "suspect" {
-			m.status = "dead"
-		}
-		// memberlist's leave event does not carry whether the node left
-		// or failed (its Node.State is stale there).
-		verb := "member left or failed"
-		if m.status == "left" {
-			verb = "member left"
+		// memberlist's leave event does not say whether the node left or
+		// failed (its Node.State is stale there): a node that leaves
+		// gracefully says so in its metadata first.
+		m.status, m.changed = "dead", now
+		verb := "member failed"
+		if m.metaOK && m.meta.Leaving {
+			m.status, verb = "left", "member left"
 		}
 		a.log.Info(verb, "name", ev.name, "node_id", m.meta.NodeID, "addr", ev.addr)
 		if m.metaOK {

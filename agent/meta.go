@@ -10,7 +10,7 @@ import (
 )
 
 // Node metadata, carried by memberlist for every member (at most 512
-// bytes; this is at most 33). Big-endian:
+// bytes; this is at most 34). Big-endian:
 //
 //	offset size field
 //	     0    1 meta version (1)
@@ -21,6 +21,7 @@ import (
 //	    13    1 election address length: 4 or 16
 //	    14  4|16 election address
 //	     -    2 election port
+//	     -    1 flags (optional; bit 0: leaving, set just before a graceful leave)
 //
 // Fields are only ever appended; a reader ignores bytes past those it
 // knows, so a newer agent's metadata still reads.
@@ -36,7 +37,13 @@ type meta struct {
 	NodeID    uint64
 	Priority  uint16
 	Election  netip.AddrPort
+	// Leaving is set by a node that is about to leave gracefully, so that
+	// the others can tell its departure from a failure: memberlist's leave
+	// event does not say which it was.
+	Leaving bool
 }
+
+const metaLeaving = 1 << 0
 
 var errMeta = errors.New("agent: bad node metadata")
 
@@ -57,7 +64,12 @@ func (m meta) append(b []byte) []byte {
 		b = append(b, 16)
 	}
 	b = append(b, a.AsSlice()...)
-	return binary.BigEndian.AppendUint16(b, m.Election.Port())
+	b = binary.BigEndian.AppendUint16(b, m.Election.Port())
+	flags := byte(0)
+	if m.Leaving {
+		flags |= metaLeaving
+	}
+	return append(b, flags)
 }
 
 func decodeMeta(b []byte) (meta, error) {
@@ -85,6 +97,9 @@ func decodeMeta(b []byte) (meta, error) {
 	}
 	a, _ := netip.AddrFromSlice(b[14 : 14+n])
 	m.Election = netip.AddrPortFrom(a.Unmap(), binary.BigEndian.Uint16(b[14+n:]))
+	if len(b) > 14+n+2 {
+		m.Leaving = b[14+n+2]&metaLeaving != 0
+	}
 	if m.NodeID == 0 {
 		return m, fmt.Errorf("%w: node_id 0", errMeta)
 	}

@@ -1,0 +1,623 @@
+//go:build linux
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/net/ipv4"
+)
+
+// Prefix starts the name of every namespace, bridge and veth the test bed
+// creates; only objects with it are ever deleted.
+const Prefix = "llt-"
+
+const (
+	subnet      = "198.18.0." // host i is subnet + (i+1), a /24
+	maxHosts    = 99          // keeps llt-<host>-<pid><letter> within 15 bytes
+	cmdTimeout  = 10 * time.Second
+	killTimeout = 5 * time.Second
+	maxLogDump  = 32 << 10 // bytes of a process log shown when a test fails
+)
+
+// Net is a LAN of hosts: one network namespace per host, each with lo and
+// an eth0 whose other end is a port of one bridge.
+type Net struct {
+	t      testing.TB
+	suffix string
+	bridge string
+	dir    string // logs
+	hosts  []string
+	procs  []*Proc
+	mu     sync.Mutex
+}
+
+// Proc is a process started in a host's namespace by Net.Start.
+type Proc struct {
+	Pid  int
+	Host int    // the host's index
+	Path string // the log: standard output and standard error
+	Args []string
+
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error // cmd.Wait's, valid once done is closed
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	binPath   string
+	buildErr  error
+	netSeq    atomic.Int32
+)
+
+// NewNet creates hosts hosts, or skips the test when this process cannot
+// (not root, no ip command). Everything it creates is removed when the
+// test ends, the processes started in it first.
+func NewNet(t testing.TB, hosts int) *Net {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("e2e: needs root to create network namespaces (run ./test.sh as root, as CI does)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("e2e: needs the ip command: install iproute2 (./test.sh does, as root: apt-get install iproute2)")
+	}
+	if hosts < 1 || hosts > maxHosts {
+		t.Fatalf("NewNet: %d hosts, want 1 to %d", hosts, maxHosts)
+	}
+	if _, err := Binary(); err != nil {
+		t.Fatalf("e2e: %v", err)
+	}
+	k := netSeq.Add(1) - 1
+	if k >= 26 {
+		t.Fatalf("NewNet: more than 26 test beds in one process")
+	}
+	removeLeftovers(t)
+
+	// The log directory is made first, so that it is removed last: the
+	// cleanups below still read the logs.
+	n := &Net{t: t, dir: t.TempDir(), suffix: strconv.Itoa(os.Getpid()) + string(rune('a'+k))}
+	n.bridge = Prefix + "br" + n.suffix
+	t.Cleanup(n.close)
+
+	n.ip(t, "link", "add", "name", n.bridge, "type", "bridge", "stp_state", "0", "mcast_snooping", "0")
+	disableIPv6(n.bridge)
+	n.ip(t, "link", "set", n.bridge, "up")
+	for i := range hosts {
+		ns := fmt.Sprintf("%s%d-%s", Prefix, i+1, n.suffix)
+		n.hosts = append(n.hosts, ns)
+		n.ip(t, "netns", "add", ns)
+		n.ip(t, "-n", ns, "link", "set", "lo", "up")
+		// The bridge's end has the namespace's name (names of links and of
+		// namespaces are apart); the other end is created in the namespace.
+		n.ip(t, "link", "add", "name", ns, "type", "veth", "peer", "name", "eth0", "netns", ns)
+		disableIPv6(ns)
+		n.ip(t, "link", "set", ns, "master", n.bridge)
+		n.ip(t, "link", "set", ns, "up")
+		// No IPv6 (no link-local address, router solicitation or MLD
+		// report leaves the host), and IGMPv1: its reports go to the
+		// group itself (v3's go to 224.0.0.22), and it has no leave
+		// message (v2's goes to 224.0.0.2).
+		n.sh(t, i, "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; "+
+			"echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6; "+
+			"echo 1 > /proc/sys/net/ipv6/conf/eth0/disable_ipv6; "+
+			"echo 1 > /proc/sys/net/ipv4/conf/eth0/force_igmp_version")
+		n.ip(t, "-n", ns, "addr", "add", n.Addr(i)+"/24", "dev", "eth0")
+		n.ip(t, "-n", ns, "link", "set", "eth0", "up")
+	}
+	return n
+}
+
+// Hosts is the number of hosts.
+func (n *Net) Hosts() int { return len(n.hosts) }
+
+// Addr is host i's address, 198.18.0.<i+1>.
+func (n *Net) Addr(i int) string { return subnet + strconv.Itoa(i+1) }
+
+// Namespace is the name of host i's network namespace.
+func (n *Net) Namespace(i int) string { return n.hosts[i] }
+
+// Binary builds the lanleader binary under test, once per test process,
+// and returns its path.
+func Binary() (string, error) {
+	buildOnce.Do(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		// The pid in the name lets removeLeftovers find it, should this
+		// process be killed before Main removes it.
+		if buildDir, err = os.MkdirTemp("", fmt.Sprintf("%sbin-%d-", Prefix, os.Getpid())); err != nil {
+			buildErr = err
+			return
+		}
+		bin := filepath.Join(buildDir, "lanleader")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/lanleader")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/lanleader in %s: %v\n%s", root, err, out)
+			return
+		}
+		binPath = bin
+	})
+	return binPath, buildErr
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %v", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("go env GOMOD: not inside the lanleader module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// Start starts the lanleader binary with args in host i's namespace
+// (ip netns exec, which execs it: Pid is lanleader's). Its output goes to
+// Proc.Path. It is killed (SIGKILL, by pid) at the end of the test if it
+// is still running.
+func (n *Net) Start(t testing.TB, i int, args ...string) *Proc {
+	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatalf("e2e: %v", err)
+	}
+	n.mu.Lock()
+	path := filepath.Join(n.dir, fmt.Sprintf("host-%d.%d.log", i+1, len(n.procs)))
+	n.mu.Unlock()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", n.hosts[i], bin}, args...)...)
+	cmd.Stdout, cmd.Stderr = f, f
+	// Should the test process die, so does the agent (the next run
+	// removes what else is left).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %v in %s: %v", args, n.hosts[i], err)
+	}
+	p := &Proc{Pid: cmd.Process.Pid, Host: i, Path: path, Args: args, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	n.mu.Lock()
+	n.procs = append(n.procs, p)
+	n.mu.Unlock()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		p.Signal(syscall.SIGKILL)
+		if _, err := p.Wait(killTimeout); err != nil && !p.Exited() {
+			t.Errorf("pid %d (%s): not gone %v after SIGKILL", p.Pid, n.hosts[i], killTimeout)
+		}
+	})
+	return p
+}
+
+// Signal sends sig to the process, by pid; nothing once it has exited.
+func (p *Proc) Signal(sig syscall.Signal) error {
+	if p.Exited() {
+		return nil
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// Exited says whether the process has exited (and been waited for).
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait waits up to timeout for the process to exit and returns its exit
+// status; an error when it did not exit in time or was killed by a signal.
+func (p *Proc) Wait(timeout time.Duration) (int, error) {
+	if !p.Exited() {
+		t := time.NewTimer(max(timeout, 0))
+		defer t.Stop()
+		select {
+		case <-p.done:
+		case <-t.C:
+			return -1, fmt.Errorf("pid %d still running after %v", p.Pid, timeout)
+		}
+	}
+	st := p.cmd.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, fmt.Errorf("pid %d killed by %v", p.Pid, ws.Signal())
+	}
+	return st.ExitCode(), nil
+}
+
+// Log is what the process has written so far.
+func (p *Proc) Log() string {
+	b, err := os.ReadFile(p.Path)
+	if err != nil {
+		return fmt.Sprintf("(log %s: %v)", p.Path, err)
+	}
+	return string(b)
+}
+
+// Exec runs args in host i's namespace, bounded in time, and returns its
+// standard output; the error includes its standard error. An args[0] of
+// "lanleader" is the binary under test.
+func (n *Net) Exec(i int, args ...string) (string, error) {
+	if len(args) == 0 {
+		return "", errors.New("Exec: no command")
+	}
+	if args[0] == "lanleader" {
+		bin, err := Binary()
+		if err != nil {
+			return "", err
+		}
+		args = append([]string{bin}, args[1:]...)
+	}
+	return n.run(nil, append([]string{"netns", "exec", n.hosts[i]}, args...)...)
+}
+
+// Get fetches url from inside host i's namespace (its own loopback, e.g.
+// http://127.0.0.1:9947/metrics) and returns the body of a 200 answer.
+func (n *Net) Get(i int, url string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return n.run([]string{helperEnv + "=get", helperURL + "=" + url},
+		"netns", "exec", n.hosts[i], self)
+}
+
+// SendUDP sends one datagram with payload from host i (from its address,
+// a free port) to dst, with IP TTL ttl. To a multicast group it goes out
+// of eth0, not looped back to host i.
+func (n *Net) SendUDP(i int, dst string, ttl int, payload []byte) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	_, err = n.run([]string{helperEnv + "=send", helperSrc + "=" + n.Addr(i), helperDst + "=" + dst,
+		helperTTL + "=" + strconv.Itoa(ttl), helperPayload + "=" + hex.EncodeToString(payload)},
+		"netns", "exec", n.hosts[i], self)
+	return err
+}
+
+// run runs ip with args (and env added to this process's), bounded in
+// time.
+func (n *Net) run(env []string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", args...)
+	cmd.WaitDelay = time.Second
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("timed out after %v", cmdTimeout)
+	}
+	if err != nil {
+		return stdout.String(), fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// ip runs the ip command and fails the test if it fails.
+func (n *Net) ip(t testing.TB, args ...string) {
+	t.Helper()
+	if _, err := n.run(nil, args...); err != nil {
+		t.Fatalf("e2e: creating the test bed: %v", err)
+	}
+}
+
+// sh runs a shell script in host i's namespace and fails the test if it
+// fails.
+func (n *Net) sh(t testing.TB, i int, script string) {
+	t.Helper()
+	if _, err := n.run(nil, "netns", "exec", n.hosts[i], "sh", "-ec", script); err != nil {
+		t.Fatalf("e2e: setting up %s: %v", n.hosts[i], err)
+	}
+}
+
+// close kills what runs in the namespaces, deletes them, the veths and the
+// bridge, and shows the logs of the processes when the test failed.
+func (n *Net) close() {
+	t := n.t
+	if t.Failed() {
+		n.mu.Lock()
+		procs := append([]*Proc(nil), n.procs...)
+		n.mu.Unlock()
+		for _, p := range procs {
+			l := p.Log()
+			if len(l) > maxLogDump {
+				l = "…" + l[len(l)-maxLogDump:]
+			}
+			t.Logf("log of host %d, pid %d, lanleader %s:\n%s", p.Host+1, p.Pid, strings.Join(p.Args, " "), l)
+		}
+	}
+	for i := len(n.hosts) - 1; i >= 0; i-- {
+		if err := deleteNamespace(n.hosts[i]); err != nil {
+			t.Errorf("e2e cleanup: %v", err)
+		}
+		if err := deleteLink(n.hosts[i]); err != nil {
+			t.Errorf("e2e cleanup: %v", err)
+		}
+	}
+	if err := deleteLink(n.bridge); err != nil {
+		t.Errorf("e2e cleanup: %v", err)
+	}
+}
+
+// deleteNamespace kills the processes in namespace ns (SIGKILL, by pid),
+// waits for them to be gone, and deletes it. A namespace that does not
+// exist is no error.
+func deleteNamespace(ns string) error {
+	if !slices.Contains(listNamespaces(), ns) {
+		return nil
+	}
+	deadline := time.Now().Add(killTimeout)
+	for try := 0; ; try++ {
+		out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+		pids := strings.Fields(string(out))
+		if len(pids) == 0 {
+			break
+		}
+		if try == 0 || try%20 == 0 {
+			for _, s := range pids {
+				if pid, err := strconv.Atoi(s); err == nil && pid > 1 && pid != os.Getpid() {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+		if time.Now().After(deadline) || try >= 200 {
+			return fmt.Errorf("namespace %s: processes %v still there %v after SIGKILL", ns, pids, killTimeout)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if out, err := exec.Command("ip", "netns", "delete", ns).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip netns delete %s: %v: %s", ns, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// deleteLink deletes link name if it exists (deleting a namespace deletes
+// its veth pairs, so the bridge's end is usually gone already).
+func deleteLink(name string) error {
+	if exec.Command("ip", "link", "show", "dev", name).Run() != nil {
+		return nil
+	}
+	if out, err := exec.Command("ip", "link", "delete", "dev", name).CombinedOutput(); err != nil {
+		if exec.Command("ip", "link", "show", "dev", name).Run() != nil {
+			return nil // gone meanwhile, with its namespace
+		}
+		return fmt.Errorf("ip link delete %s: %v: %s", name, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// disableIPv6 turns IPv6 off on link dev of this process's namespace
+// (before it is up: no link-local address, no DAD or MLD packet). A kernel
+// without IPv6 has nothing to turn off.
+func disableIPv6(dev string) {
+	os.WriteFile("/proc/sys/net/ipv6/conf/"+dev+"/disable_ipv6", []byte("1\n"), 0)
+}
+
+func listNamespaces() []string {
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	var names []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			names = append(names, f[0]) // "name (id: 3)"
+		}
+	}
+	return names
+}
+
+// leftoverName matches the names the test bed gives; the group is the pid
+// of the process that created the object.
+var leftoverName = regexp.MustCompile(`^` + regexp.QuoteMeta(Prefix) + `(?:br|[0-9]+-)([0-9]+)[a-z]$`)
+
+// removeLeftovers deletes the namespaces, veths and bridges that a test
+// process which no longer runs (killed, say) left behind.
+func removeLeftovers(t testing.TB) {
+	t.Helper()
+	for _, ns := range listNamespaces() {
+		if stale(ns) {
+			t.Logf("e2e: removing namespace %s, left by an earlier run", ns)
+			if err := deleteNamespace(ns); err != nil {
+				t.Errorf("e2e: %v", err)
+			}
+		}
+	}
+	// The lanleader builds of killed runs: <tmp>/llt-bin-<pid>-<random>.
+	builds, _ := filepath.Glob(filepath.Join(os.TempDir(), Prefix+"bin-*-*"))
+	for _, dir := range builds {
+		f := strings.Split(filepath.Base(dir), "-")
+		if len(f) != 4 {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[2]); err == nil && gone(pid) {
+			t.Logf("e2e: removing %s, left by an earlier run", dir)
+			os.RemoveAll(dir)
+		}
+	}
+	out, _ := exec.Command("ip", "-o", "link", "show").Output()
+	for _, l := range strings.Split(string(out), "\n") {
+		// "12: llt-1-4242a@if2: <BROADCAST,…"
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+		if stale(name) {
+			t.Logf("e2e: removing link %s, left by an earlier run", name)
+			if err := deleteLink(name); err != nil {
+				t.Errorf("e2e: %v", err)
+			}
+		}
+	}
+}
+
+// stale says whether name is the test bed's and its creator is gone.
+func stale(name string) bool {
+	m := leftoverName.FindStringSubmatch(name)
+	if m == nil {
+		return false
+	}
+	pid, err := strconv.Atoi(m[1])
+	return err == nil && gone(pid)
+}
+
+// gone says whether process pid, a test process, no longer runs: no
+// process has that pid, or one that is not a Go test binary (the pid was
+// reused).
+func gone(pid int) bool {
+	if pid == os.Getpid() {
+		return false
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	return !strings.HasSuffix(strings.TrimSuffix(exe, " (deleted)"), ".test")
+}
+
+// The helper modes of the test binary, run by Net.Get and Net.SendUDP
+// inside a namespace.
+const (
+	helperEnv     = "LLT_E2E_HELPER"
+	helperURL     = "LLT_E2E_URL"
+	helperSrc     = "LLT_E2E_SRC"
+	helperDst     = "LLT_E2E_DST"
+	helperTTL     = "LLT_E2E_TTL"
+	helperPayload = "LLT_E2E_PAYLOAD"
+)
+
+// Main is what a TestMain of a package that uses the test bed calls:
+// os.Exit(e2e.Main(m)). In a helper process it runs the helper instead of
+// the tests; after the tests it removes the binary Binary built.
+func Main(m *testing.M) int {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		if err := runHelper(mode); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e helper %s: %v\n", mode, err)
+			return 1
+		}
+		return 0
+	}
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	return code
+}
+
+func runHelper(mode string) error {
+	switch mode {
+	case "get":
+		return helperGet(os.Getenv(helperURL))
+	case "send":
+		ttl, err := strconv.Atoi(os.Getenv(helperTTL))
+		if err != nil {
+			return err
+		}
+		payload, err := hex.DecodeString(os.Getenv(helperPayload))
+		if err != nil {
+			return err
+		}
+		return helperSend(os.Getenv(helperSrc), os.Getenv(helperDst), ttl, payload)
+	}
+	return fmt.Errorf("unknown mode")
+}
+
+func helperGet(url string) error {
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	_, err = os.Stdout.Write(body)
+	return err
+}
+
+func helperSend(src, dst string, ttl int, payload []byte) error {
+	from, err := netip.ParseAddr(src)
+	if err != nil {
+		return err
+	}
+	to, err := netip.ParseAddrPort(dst)
+	if err != nil {
+		return err
+	}
+	if !to.Addr().Is4() || !netip.MustParsePrefix("198.18.0.0/15").Contains(to.Addr()) &&
+		!netip.MustParsePrefix("239.255.0.0/16").Contains(to.Addr()) {
+		return fmt.Errorf("%v: the test bed sends only to 198.18.0.0/15 and 239.255.0.0/16", to)
+	}
+	c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(from, 0)))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	p := ipv4.NewPacketConn(c)
+	if to.Addr().IsMulticast() {
+		ifi, err := net.InterfaceByName("eth0")
+		if err != nil {
+			return err
+		}
+		if err := p.SetMulticastInterface(ifi); err != nil {
+			return err
+		}
+		if err := p.SetMulticastTTL(ttl); err != nil {
+			return err
+		}
+		if err := p.SetMulticastLoopback(false); err != nil {
+			return err
+		}
+	} else if err := p.SetTTL(ttl); err != nil {
+		return err
+	}
+	_, err = p.WriteTo(payload, nil, net.UDPAddrFromAddrPort(to))
+	return err
+}
