@@ -207,6 +207,11 @@ func (a *Agent) Start() (err error) {
 		"gossip", a.gossip.String(), "election", a.tr.local.String(), "transport", cfg.Transport,
 		"group", groupText, "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
 		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay)
+	if a.httpLn != nil {
+		if ap, err := netip.ParseAddrPort(a.httpLn.Addr().String()); err == nil && !ap.Addr().IsLoopback() {
+			a.log.Warn("the HTTP listener is reachable beyond this host: /status and /metrics are readable from the network", "http", a.HTTPAddr())
+		}
+	}
 	go a.run()
 	return nil
 }
@@ -377,16 +382,23 @@ func (a *Agent) read(c pconn) {
 			continue
 		}
 		var p packet
-		if reason := a.accept(buf[:n], ttl, &p.msg); reason != "" {
-			a.met.PacketsDropped.WithLabelValues(reason).Inc()
-			continue
-		}
 		if ua, ok := src.(*net.UDPAddr); ok {
 			ap := ua.AddrPort()
 			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}
+		reason := a.accept(buf[:n], ttl, &p.msg)
+		if reason != "" {
+			a.met.PacketsDropped.WithLabelValues(reason).Inc()
+			// Another node with this node's node_id (at another address:
+			// not a late packet of our own) is evidence of a conflict.
+			if reason != "conflict" || p.src == a.tr.local {
+				continue
+			}
+			p.conflict = true
+		} else {
+			a.met.MessagesReceived.WithLabelValues(p.msg.Type.String()).Inc()
+		}
 		p.at = at
-		a.met.MessagesReceived.WithLabelValues(p.msg.Type.String()).Inc()
 		select {
 		case a.pkts <- p:
 		case <-a.quit:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -237,5 +238,52 @@ func TestConflict(t *testing.T) {
 	waitLeader(t, l, failoverBound, 1)
 	if s := l.Agents[1].Status(); len(s.Conflict) != 0 {
 		t.Fatalf("node-2 still reports a conflict: %v", s.Conflict)
+	}
+}
+
+// TestConflictSameName: a second agent with the name and node_id of a
+// running one (a cloned host) cannot become a member under that name:
+// memberlist refuses it. It goes to state conflict, says why, and does not
+// lead; the first keeps leading.
+func TestConflictSameName(t *testing.T) {
+	l := startLocal(t, LocalOptions{Nodes: 2, Base: Config{Preempt: true}})
+	waitLeader(t, l, electBound, 1)
+	twin := l.cfgs[1]
+	twin.Bind, twin.ElectionPort = "127.0.0.1:0", 0
+	twin.Join = []string{l.Agents[0].GossipAddr().String()}
+	lg := &logs{}
+	twin.Logger = loggerTo(lg, 9)
+	b, err := New(twin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Crash()
+	deadline := time.Now().Add(electBound)
+	for {
+		s := b.Status()
+		if s.State == "conflict" && len(s.Conflict) > 0 && strings.HasPrefix(s.Conflict[0], "name node-2 at ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the twin is not in conflict: %+v\n%s", s, lg)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !strings.Contains(lg.String(), `msg="another node uses this node's name; names must be unique"`) {
+		t.Errorf("the twin does not log the conflict:\n%s", lg)
+	}
+	// It never leads while the first runs: watch a second.
+	until := time.Now().Add(time.Second)
+	for time.Now().Before(until) {
+		if s := b.Status(); s.State != "conflict" {
+			t.Fatalf("the twin left state conflict: %+v", s)
+		}
+		if ag := l.Agreement(); ag.Index != 1 {
+			t.Fatalf("the first node-2 lost the lead: %+v", ag)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,12 @@ const (
 	deadRetention = 10 * time.Minute
 	// kickEvery bounds how often one beacon's address is joined.
 	kickEvery = 5 * time.Second
+	// conflictMemory is how long evidence of a node_id conflict that
+	// memberlist does not list as a member (a packet with this node's
+	// node_id from another address, another node with this node's name)
+	// keeps the node in state conflict after it was last seen: the other
+	// node renews it as long as it runs.
+	conflictMemory = 30 * time.Second
 )
 
 // loopState is everything only the event loop goroutine touches.
@@ -42,6 +49,7 @@ type loopState struct {
 	electing   bool // this node ran an election that has not ended yet
 	since      time.Time
 	conflict   []string
+	evidence   map[string]time.Duration // conflict evidence → when last seen
 	dirty      bool // the snapshot is out of date
 	lastBeacon time.Duration
 	beaconed   bool
@@ -216,6 +224,14 @@ func (a *Agent) electionAddr(id uint64) (netip.AddrPort, bool) {
 // onPacket handles one accepted packet.
 func (a *Agent) onPacket(p packet) {
 	l := &a.loop
+	if p.conflict {
+		if l.evidence == nil {
+			l.evidence = make(map[string]time.Duration)
+		}
+		l.evidence["node_id "+strconv.FormatUint(p.msg.From, 10)+" at "+p.src.String()] = p.at
+		a.checkConflict()
+		return
+	}
 	if p.msg.Type == wire.TypeDiscover {
 		a.onBeacon(p)
 		return
@@ -263,8 +279,19 @@ func (a *Agent) onMember(ev memberEvent) {
 	l.dirty = true
 	switch ev.kind {
 	case memberNameConflict:
-		a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail)
-		return
+		if ev.name != a.cfg.Name {
+			a.log.Error("two other nodes use one name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail)
+			return
+		}
+		// Another node has this node's name (a cloned host?): memberlist
+		// cannot list it, so the election would not know of it.
+		if l.evidence == nil {
+			l.evidence = make(map[string]time.Duration)
+		}
+		if _, seen := l.evidence["name "+ev.name+" at "+ev.detail]; !seen {
+			a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "other_addr", ev.detail)
+		}
+		l.evidence["name "+ev.name+" at "+ev.detail] = now
 	case memberJoin, memberUpdate:
 		m := l.members[ev.name]
 		isNew := m == nil || !m.alive()
@@ -336,6 +363,14 @@ func (a *Agent) checkConflict() {
 		if m.alive() && m.metaOK && m.meta.NodeID == a.cfg.NodeID {
 			names = append(names, m.name)
 		}
+	}
+	now := a.now()
+	for what, at := range l.evidence {
+		if now-at > conflictMemory {
+			delete(l.evidence, what)
+			continue
+		}
+		names = append(names, what)
 	}
 	slices.Sort(names)
 	if slices.Equal(names, l.conflict) {
@@ -454,6 +489,7 @@ func (a *Agent) housekeep() {
 			l.dirty = true
 		}
 	}
+	a.checkConflict()
 	for addr, at := range l.kicked {
 		if now-at > kickEvery {
 			delete(l.kicked, addr)

@@ -28,6 +28,9 @@ type packet struct {
 	msg wire.Message
 	src netip.AddrPort
 	at  time.Duration // the agent's clock, read right after the read returned
+	// conflict: the packet was dropped because another node sends with
+	// this node's node_id; it reaches the loop only as that evidence.
+	conflict bool
 }
 
 // pconn is one UDP socket with what the transport needs of it: reads that

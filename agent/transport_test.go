@@ -77,7 +77,6 @@ func TestHostilePackets(t *testing.T) {
 		{"version", func() []byte { b := encode(t, claim); b[2] = 9; return b }(), 255},
 		{"type", func() []byte { b := encode(t, claim); b[3] = 200; return b }(), 255},
 		{"trailing", append(encode(t, claim), 0), 255},
-		{"conflict", encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc + 1}), 255},
 		{"self", encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc}), 255},
 	}
 	want := map[string]float64{}
@@ -109,6 +108,23 @@ func TestHostilePackets(t *testing.T) {
 	for victim.Status().LeaderID != 99 {
 		if time.Now().After(deadline) {
 			t.Fatalf("a well-formed claim with TTL 255 was not accepted: %+v", victim.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	// A packet with the victim's own node_id from another address: another
+	// node has its node_id. It is dropped, counted, and puts the victim in
+	// state conflict, naming where it came from.
+	s.send(encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc + 1}), 255, to)
+	evidence := "node_id 1 at " + s.p.LocalAddr().String()
+	for {
+		st := victim.Status()
+		if st.State == "conflict" && len(st.Conflict) == 1 && st.Conflict[0] == evidence &&
+			testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict")) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no conflict from a packet with our node_id: %+v, dropped %v", st, testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict")))
 		}
 		time.Sleep(time.Millisecond)
 	}
