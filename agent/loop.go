@@ -50,7 +50,7 @@ type loopState struct {
 	since      time.Time
 	conflict   []string
 	evidence   map[string]time.Duration // conflict evidence → when last seen
-	dirty      bool // the snapshot is out of date
+	dirty      bool                     // the snapshot is out of date
 	lastBeacon time.Duration
 	beaconed   bool
 	leaving    bool // a graceful stop is under way: the election is over for this node
