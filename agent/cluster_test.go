@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Generous liveness bounds: these tests fail only when something is really
@@ -285,5 +287,33 @@ func TestConflictSameName(t *testing.T) {
 			t.Fatalf("the first node-2 lost the lead: %+v", ag)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPhiDetector: with the phi-accrual detector the followers learn the
+// heartbeats' rhythm and still replace a crashed leader.
+func TestPhiDetector(t *testing.T) {
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: true, Detector: DetectorPhi}})
+	first := waitLeader(t, l, electBound, 2)
+	// Let the followers' windows fill with a few heartbeats' worth of
+	// arrivals before the crash.
+	until := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(until) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	l.Crash(2)
+	second := waitLeader(t, l, failoverBound, 1)
+	if second.Term <= first.Term {
+		t.Fatalf("no later term: %+v after %+v", second, first)
+	}
+	var h dto.Metric
+	if err := l.Agents[0].met.Failover.(prometheus.Metric).Write(&h); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.GetHistogram().GetSampleCount(); n != 1 {
+		t.Errorf("node-1's failover histogram has %d samples, want 1", n)
+	}
+	if s := h.GetHistogram().GetSampleSum(); s <= 0 || s > failoverBound.Seconds() {
+		t.Errorf("node-1's failover took %vs", s)
 	}
 }
