@@ -49,7 +49,12 @@ type Agent struct {
 	loopDone chan struct{}
 	readers  sync.WaitGroup
 	stopOnce sync.Once
-	started  atomic.Bool
+	started  atomic.Bool // Start was called
+	running  atomic.Bool // Start succeeded: the loop runs until Stop or Crash
+
+	failed   chan struct{} // closed when the agent cannot go on
+	failOnce sync.Once
+	failErr  error
 
 	snap atomic.Pointer[Status]
 	view atomic.Pointer[metrics.View]
@@ -97,9 +102,10 @@ func New(cfg Config) (*Agent, error) {
 		cmds:     make(chan func()),
 		quit:     make(chan struct{}),
 		loopDone: make(chan struct{}),
+		failed:   make(chan struct{}),
 	}
 	a.loop.members = make(map[string]*member)
-	a.loop.peerAddr = make(map[uint64]netip.AddrPort)
+	a.loop.peers = make(map[uint64]peer)
 	a.loop.kicked = make(map[string]time.Duration)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
@@ -127,12 +133,19 @@ func (a *Agent) Start() (err error) {
 	defer func() {
 		if err != nil {
 			a.closeAll()
+			close(a.loopDone) // the loop never ran
 		}
 	}()
 
 	// The address of the election socket and the interface of the group.
 	ip := bind.Addr().Unmap()
 	var ifi *net.Interface
+	switch {
+	case ip.IsUnspecified() && ip.Is6():
+		return fmt.Errorf("bind %v: give an IPv6 agent its address (the IPv4 one is found by itself)", bind.Addr())
+	case ip.IsLinkLocalUnicast() && ip.Is6():
+		return fmt.Errorf("bind %v: link-local IPv6 addresses are not supported; use a global or unique-local (fd00::/8) address", bind.Addr())
+	}
 	if ip.IsUnspecified() {
 		if ip, ifi, err = advertiseAddr(); err != nil {
 			return err
@@ -212,6 +225,7 @@ func (a *Agent) Start() (err error) {
 			a.log.Warn("the HTTP listener is reachable beyond this host: /status and /metrics are readable from the network", "http", a.HTTPAddr())
 		}
 	}
+	a.running.Store(true)
 	go a.run()
 	return nil
 }
@@ -275,27 +289,27 @@ func (a *Agent) Resign() bool {
 // Stop ends the agent gracefully: a leader sends RESIGN, the node leaves
 // memberlist (so that the others need not detect its death), and every
 // socket and goroutine is closed. It returns when all is closed or ctx
-// ends.
+// ends. Before a successful Start it does nothing.
 func (a *Agent) Stop(ctx context.Context) error {
+	if !a.running.Load() {
+		return nil
+	}
 	var err error
 	a.stopOnce.Do(func() {
-		if !a.started.Load() {
-			return
-		}
 		a.call(func() {
 			if a.machine.Status().State == election.StateLeader {
 				a.step(a.now(), election.Event{Kind: election.EvResign})
 			}
 			a.loop.leaving = true
-			a.log.Info("leaving", "name", a.cfg.Name)
+			// Tell the others this is a leave, not a failure.
+			a.setMeta(true)
+			a.log.Info("leaving")
 		})
 		timeout := DefaultLeaveTimeout
 		if d, ok := ctx.Deadline(); ok {
 			timeout = min(timeout, time.Until(d))
 		}
-		// Tell the others this is a leave, not a failure, then leave.
 		if a.ml.NumMembers() > 1 {
-			a.setMeta(true)
 			a.ml.UpdateNode(timeout / 4)
 		}
 		if lerr := a.ml.Leave(timeout); lerr != nil {
@@ -307,12 +321,33 @@ func (a *Agent) Stop(ctx context.Context) error {
 }
 
 // Crash ends the agent as a crash would: no RESIGN, no leave; its sockets
-// simply close. For tests and the demo.
+// simply close. For tests and the demo. Before a successful Start it does
+// nothing.
 func (a *Agent) Crash() {
-	a.stopOnce.Do(func() {
-		if a.started.Load() {
-			a.shutdown(context.Background())
-		}
+	if !a.running.Load() {
+		return
+	}
+	a.stopOnce.Do(func() { a.shutdown(context.Background()) })
+}
+
+// Failed is closed when the agent cannot go on (its election socket
+// fails); Err says why. The caller should Stop it.
+func (a *Agent) Failed() <-chan struct{} { return a.failed }
+
+// Err is why the agent failed, nil before it did.
+func (a *Agent) Err() error {
+	select {
+	case <-a.failed:
+		return a.failErr
+	default:
+		return nil
+	}
+}
+
+func (a *Agent) fail(err error) {
+	a.failOnce.Do(func() {
+		a.failErr = err
+		close(a.failed)
 	})
 }
 
@@ -327,7 +362,11 @@ func (a *Agent) shutdown(ctx context.Context) {
 	}
 	a.readers.Wait()
 	if a.joiner != nil {
-		<-a.joiner.done
+		// A join under way may wait for a TCP timeout; ctx bounds it.
+		select {
+		case <-a.joiner.done:
+		case <-ctx.Done():
+		}
 	}
 }
 
@@ -371,6 +410,7 @@ func (a *Agent) now() time.Duration { return time.Since(a.epoch) }
 func (a *Agent) read(c pconn) {
 	defer a.readers.Done()
 	buf := make([]byte, readBuffer)
+	failures := 0
 	for {
 		n, ttl, src, err := c.readFrom(buf)
 		at := a.now()
@@ -378,9 +418,17 @@ func (a *Agent) read(c pconn) {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			// Errors such as an ICMP error reported on the socket are
+			// passing; a socket that only fails is fatal.
+			if failures++; failures >= maxReadFailures {
+				a.log.Error("election socket keeps failing", "err", err)
+				a.fail(fmt.Errorf("election socket: %d reads failed in a row, the last: %w", failures, err))
+				return
+			}
 			a.log.Debug("election socket read", "err", err)
 			continue
 		}
+		failures = 0
 		var p packet
 		if ua, ok := src.(*net.UDPAddr); ok {
 			ap := ua.AddrPort()
@@ -406,6 +454,10 @@ func (a *Agent) read(c pconn) {
 		}
 	}
 }
+
+// maxReadFailures is how many reads in a row may fail before the
+// election socket is declared broken.
+const maxReadFailures = 1000
 
 // accept decodes b into m and returns why it must be dropped, or "".
 func (a *Agent) accept(b []byte, ttl int, m *wire.Message) string {

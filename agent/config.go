@@ -63,6 +63,10 @@ const (
 	DetectorPhi   = "phi"   // phi-accrual, threshold 8
 )
 
+// adminScoped is 239.0.0.0/8, the administratively scoped IPv4 multicast
+// groups (RFC 2365), which routers keep inside the site.
+var adminScoped = netip.MustParsePrefix("239.0.0.0/8")
+
 // MaxNodeID is the largest node_id: 2^53−1, so that every id survives a
 // trip through JSON tools that read numbers as doubles (jq, JavaScript).
 const MaxNodeID = 1<<53 - 1
@@ -260,11 +264,14 @@ func (c *Config) Validate() error {
 	default:
 		bad("transport: %q is not multicast or unicast", c.Transport)
 	}
-	if c.Group.IsValid() && !c.Group.IsMulticast() {
-		bad("multicast-group: %v is not a multicast address", c.Group)
-	}
-	if c.Group.IsValid() && err == nil && !bind.Addr().IsUnspecified() && c.Group.Is4() != bind.Addr().Unmap().Is4() {
-		bad("multicast-group: %v and bind %v are not of one IP family", c.Group, bind.Addr())
+	switch g := c.Group; {
+	case !g.IsValid():
+	case g.Is4() && !adminScoped.Contains(g):
+		bad("multicast-group: %v is not an administratively scoped IPv4 group (239.0.0.0/8): packets sent with TTL 255 to another group could be routed off the LAN", g)
+	case g.Is6() && !g.IsLinkLocalMulticast():
+		bad("multicast-group: %v is not a link-local IPv6 group (ff02::/16)", g)
+	case err == nil && g.Is4() != (bind.Addr().Unmap().Is4() || bind.Addr().IsUnspecified() && bind.Addr().Is4()):
+		bad("multicast-group: %v and bind %v are not of one IP family", g, bind.Addr())
 	}
 	if c.NodeID != 0 && c.Priority != 0 {
 		if e := c.ElectionConfig().Validate(); e != nil {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
@@ -28,10 +29,23 @@ const (
 	conflictMemory = 30 * time.Second
 )
 
+// peer is a node known from its packets: while membership converges
+// (gossip takes a few hundred milliseconds to spread a join) a node may
+// speak before memberlist lists it.
+type peer struct {
+	addr netip.AddrPort
+	key  election.Key
+	seen time.Duration
+}
+
+// peerMemory is how long a node known only from its packets is still
+// sent to.
+const peerMemory = 10 * time.Second
+
 // loopState is everything only the event loop goroutine touches.
 type loopState struct {
 	members  map[string]*member // by memberlist name, other than this node
-	peerAddr map[uint64]netip.AddrPort
+	peers    map[uint64]peer // who spoke to us, by node_id: the source of its last packet
 	kicked   map[string]time.Duration // beacon address → when it was last joined
 
 	armed    [8]bool
@@ -96,6 +110,13 @@ func (a *Agent) run() {
 
 // step feeds one event to the machine and carries out its actions.
 func (a *Agent) step(at time.Duration, ev election.Event) {
+	if a.loop.leaving {
+		// A node that is leaving takes no further part in elections:
+		// membership events that arrive meanwhile (another node leaving at
+		// the same time) must not make it claim a leadership it is about
+		// to abandon.
+		return
+	}
 	for _, act := range a.machine.Step(at, ev) {
 		a.do(act)
 	}
@@ -165,17 +186,7 @@ func (a *Agent) do(act election.Action) {
 				a.log.Debug("multicast send", "type", act.Msg.Type.String(), "err", err)
 			}
 		} else {
-			self := a.machine.Status().Self
-			for _, m := range l.members {
-				if !m.alive() || !m.metaOK || m.meta.NodeID == a.cfg.NodeID {
-					continue
-				}
-				k := election.Key{Priority: m.meta.Priority, ID: m.meta.NodeID}
-				if act.Scope == election.ScopeLarger && !self.Less(k) {
-					continue
-				}
-				a.sendTo(b, m.meta.Election, act.Msg.Type)
-			}
+			a.fanOut(b, act)
 		}
 		a.met.MessagesSent.WithLabelValues(act.Msg.Type.String()).Add(float64(act.Count))
 	case election.ActSetTimer:
@@ -183,8 +194,41 @@ func (a *Agent) do(act election.Action) {
 		a.rearm()
 	case election.ActCancelTimer:
 		l.armed[act.Timer] = false
-	case election.ActBecomeLeader, election.ActFollow:
+	case election.ActFollow:
+		// The leader is lost; a new one may follow within the same step
+		// (the node that suspects it may win at once), which afterStep
+		// alone would not see.
+		if act.Leader == 0 && l.prev.Leader != 0 && !l.lost {
+			l.lost, l.lostAt = true, a.now()
+		}
+	case election.ActBecomeLeader:
 		// Reported through afterStep, from the machine's status.
+	}
+}
+
+// fanOut sends a one-to-all message by unicast to every live member in
+// its scope, and to the nodes that spoke recently but that memberlist does
+// not list yet.
+func (a *Agent) fanOut(b []byte, act election.Action) {
+	l := &a.loop
+	self := a.machine.Status().Self
+	inScope := func(k election.Key) bool {
+		return k.ID != a.cfg.NodeID && (act.Scope != election.ScopeLarger || self.Less(k))
+	}
+	sent := make(map[uint64]bool, len(l.members))
+	for _, m := range l.members {
+		if !m.alive() || !m.metaOK || !inScope(election.Key{Priority: m.meta.Priority, ID: m.meta.NodeID}) {
+			continue
+		}
+		sent[m.meta.NodeID] = true
+		a.sendTo(b, m.meta.Election, act.Msg.Type)
+	}
+	now := a.now()
+	for id, p := range l.peers {
+		if sent[id] || now-p.seen > peerMemory || !inScope(p.key) {
+			continue
+		}
+		a.sendTo(b, p.addr, act.Msg.Type)
 	}
 }
 
@@ -217,8 +261,8 @@ func (a *Agent) electionAddr(id uint64) (netip.AddrPort, bool) {
 			return m.meta.Election, true
 		}
 	}
-	ap, ok := a.loop.peerAddr[id]
-	return ap, ok
+	p, ok := a.loop.peers[id]
+	return p.addr, ok
 }
 
 // onPacket handles one accepted packet.
@@ -237,8 +281,8 @@ func (a *Agent) onPacket(p packet) {
 		return
 	}
 	if p.src.IsValid() {
-		if len(l.peerAddr) < 4*wire.MaxMembers || l.peerAddr[p.msg.From].IsValid() {
-			l.peerAddr[p.msg.From] = p.src
+		if _, known := l.peers[p.msg.From]; known || len(l.peers) < 4*wire.MaxMembers {
+			l.peers[p.msg.From] = peer{addr: p.src, key: election.Key{Priority: p.msg.Priority, ID: p.msg.From}, seen: p.at}
 		}
 	}
 	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
@@ -250,6 +294,12 @@ func (a *Agent) onBeacon(p packet) {
 	l := &a.loop
 	addr := p.msg.Addr.String()
 	if !p.msg.Addr.IsValid() || p.msg.Addr == a.gossip {
+		return
+	}
+	// A beacon announces its sender's own gossip address, never another
+	// host's: an agent must not be made to connect anywhere else.
+	if p.msg.Addr.Addr() != p.src.Addr() {
+		a.met.PacketsDropped.WithLabelValues("addr").Inc()
 		return
 	}
 	for _, m := range l.members {
@@ -302,6 +352,13 @@ func (a *Agent) onMember(ev memberEvent) {
 		old, oldOK := m.meta, m.metaOK
 		m.addr, m.status, m.changed = ev.addr, memberStatus(ev.state), now
 		md, err := decodeMeta(ev.meta)
+		if err == nil {
+			// Election packets go where a member's metadata says; that is
+			// on its own gossip address, never elsewhere.
+			if ga, perr := netip.ParseAddrPort(ev.addr); perr == nil && ga.Addr().Unmap() != md.Election.Addr() {
+				err = fmt.Errorf("its election address %v is not on its gossip address %v", md.Election, ev.addr)
+			}
+		}
 		m.meta, m.metaOK = md, err == nil
 		if err != nil {
 			if !m.warnedMD {
@@ -405,7 +462,7 @@ func (a *Agent) afterStep() {
 	if st.State == election.StateLeader && prev.State != election.StateLeader {
 		a.met.Elections.WithLabelValues("won").Inc()
 		l.electing = false
-	} else if l.electing && st.Leader != 0 && st.Leader != a.cfg.NodeID {
+	} else if l.electing && st.State == election.StateFollower && st.Leader != 0 && st.Leader != a.cfg.NodeID {
 		a.met.Elections.WithLabelValues("lost").Inc()
 		l.electing = false
 	}
@@ -415,7 +472,7 @@ func (a *Agent) afterStep() {
 
 	var failover time.Duration
 	switch {
-	case st.Leader == 0 && prev.Leader != 0:
+	case st.Leader == 0 && prev.Leader != 0 && !l.lost:
 		l.lost, l.lostAt = true, now
 	case st.Leader != 0 && l.lost:
 		failover = now - l.lostAt
@@ -490,6 +547,11 @@ func (a *Agent) housekeep() {
 		}
 	}
 	a.checkConflict()
+	for id, p := range l.peers {
+		if now-p.seen > peerMemory {
+			delete(l.peers, id)
+		}
+	}
 	for addr, at := range l.kicked {
 		if now-at > kickEvery {
 			delete(l.kicked, addr)

@@ -163,7 +163,8 @@ type joiner struct {
 	kick   chan []string // addresses to join now (from discovery beacons)
 	stop   chan struct{}
 	done   chan struct{}
-	joined atomic.Int64 // successful joins, for tests
+	joined   atomic.Int64 // successful joins, for tests
+	attempts atomic.Int64 // joins begun, for tests
 }
 
 const (
@@ -190,7 +191,7 @@ func (j *joiner) run() {
 			}
 		}
 		if len(addrs) > 0 {
-			n, err := j.ml.Join(addrs)
+			n, err := j.join(addrs)
 			if err == nil && j.ml.NumMembers() <= 1 {
 				err = errors.New("only this node answered")
 			}
@@ -222,6 +223,30 @@ func (j *joiner) run() {
 		}
 		t.Reset(wait)
 	}
+}
+
+// join joins the seeds one at a time (a seed that drops SYNs holds a join
+// for memberlist's TCP timeout) and stops early when the agent stops.
+func (j *joiner) join(addrs []string) (int, error) {
+	var errs []error
+	n := 0
+	for _, addr := range addrs {
+		select {
+		case <-j.stop:
+			return n, errors.New("stopping")
+		default:
+		}
+		j.attempts.Add(1)
+		k, err := j.ml.Join([]string{addr})
+		n += k
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if n > 0 {
+		return n, nil
+	}
+	return 0, errors.Join(errs...)
 }
 
 // normalizeSeed adds memberlist's default port to a seed without one.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -290,18 +291,30 @@ func hostAddrs() []string {
 }
 
 // advertiseAddr picks the address an agent bound to all addresses
-// announces: the first IPv4 address of an up, multicast-capable,
-// non-loopback interface, preferring private ranges.
+// announces: an IPv4 address of the interface of the default route, or
+// else of the first up, running, multicast-capable, non-loopback
+// interface, preferring private ranges.
 func advertiseAddr() (netip.Addr, *net.Interface, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return netip.Addr{}, nil, err
 	}
+	def := defaultRouteInterface()
 	var best netip.Addr
 	var bestIf *net.Interface
+	rank := func(ifi *net.Interface, ip netip.Addr) int {
+		r := 0
+		if ifi.Name == def {
+			r += 2
+		}
+		if ip.IsPrivate() {
+			r++
+		}
+		return r
+	}
 	for i := range ifs {
 		f := ifs[i].Flags
-		if f&net.FlagUp == 0 || f&net.FlagLoopback != 0 || f&net.FlagMulticast == 0 {
+		if f&net.FlagUp == 0 || f&net.FlagRunning == 0 || f&net.FlagLoopback != 0 || f&net.FlagMulticast == 0 {
 			continue
 		}
 		as, _ := ifs[i].Addrs()
@@ -315,7 +328,7 @@ func advertiseAddr() (netip.Addr, *net.Interface, error) {
 				continue
 			}
 			ip = ip.Unmap()
-			if !best.IsValid() || ip.IsPrivate() && !best.IsPrivate() {
+			if !best.IsValid() || rank(&ifs[i], ip) > rank(bestIf, best) {
 				best, bestIf = ip, &ifs[i]
 			}
 		}
@@ -324,4 +337,20 @@ func advertiseAddr() (netip.Addr, *net.Interface, error) {
 		return best, nil, errors.New("bind: this host has no IPv4 address on an up, multicast-capable interface to announce; set --bind")
 	}
 	return best, bestIf, nil
+}
+
+// defaultRouteInterface is the interface of the IPv4 default route, from
+// /proc/net/route ("" when there is none).
+func defaultRouteInterface() string {
+	b, err := os.ReadFile("/proc/net/route")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 2 && f[1] == "00000000" {
+			return f[0]
+		}
+	}
+	return ""
 }

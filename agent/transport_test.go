@@ -77,6 +77,8 @@ func TestHostilePackets(t *testing.T) {
 		{"version", func() []byte { b := encode(t, claim); b[2] = 9; return b }(), 255},
 		{"type", func() []byte { b := encode(t, claim); b[3] = 200; return b }(), 255},
 		{"trailing", append(encode(t, claim), 0), 255},
+		// A beacon must announce its sender's own address.
+		{"addr", encode(t, wire.Message{Type: wire.TypeDiscover, Cluster: cluster, From: 99, Priority: 1, Addr: netip.MustParseAddrPort("198.18.0.77:7946")}), 255},
 		{"self", encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc}), 255},
 	}
 	want := map[string]float64{}

@@ -39,8 +39,8 @@ var DropReasons = []string{
 	"cluster",  // a valid packet with another cluster id
 	"ttl",      // IP TTL / hop limit below 255: it crossed a router
 	"self",     // our own packet, looped back to us
-	"oversize", // datagram larger than the read buffer (truncated)
 	"conflict", // a packet from another node that uses our node_id
+	"addr",     // a discovery beacon announcing an address other than its sender's
 }
 
 // ElectionResults lists the values of the result label of

@@ -190,7 +190,7 @@ func TestLabelValueListsAreUnique(t *testing.T) {
 		}
 	}
 	wantDrops := []string{"short", "magic", "version", "type", "length", "trailing",
-		"cluster", "ttl", "self", "oversize", "conflict"}
+		"cluster", "ttl", "self", "conflict", "addr"}
 	if !slices.Equal(DropReasons, wantDrops) {
 		t.Errorf("DropReasons = %q, want %q", DropReasons, wantDrops)
 	}
@@ -219,11 +219,11 @@ lanleader_elections_total{result="won"} 0
 lanleader_leader_changes_total 0
 # HELP lanleader_packets_dropped_total Received election datagrams dropped before reaching the election machine, by reason.
 # TYPE lanleader_packets_dropped_total counter
+lanleader_packets_dropped_total{reason="addr"} 0
 lanleader_packets_dropped_total{reason="cluster"} 0
 lanleader_packets_dropped_total{reason="conflict"} 0
 lanleader_packets_dropped_total{reason="length"} 0
 lanleader_packets_dropped_total{reason="magic"} 0
-lanleader_packets_dropped_total{reason="oversize"} 0
 lanleader_packets_dropped_total{reason="self"} 0
 lanleader_packets_dropped_total{reason="short"} 0
 lanleader_packets_dropped_total{reason="trailing"} 0

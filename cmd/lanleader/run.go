@@ -65,8 +65,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 		log.Info("stopped")
 		return 0
-	case <-a.Done():
-		log.Error("the agent stopped unexpectedly")
+	case <-a.Failed():
+		log.Error("the agent cannot go on; stopping", "err", a.Err())
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		a.Stop(ctx)
 		return 1
 	}
 }

@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigValidate(t *testing.T) {
+	ok := func() Config {
+		c := Config{Name: "a", NodeID: 1, Preempt: true, Bind: "198.18.0.1:7946", Logger: quiet()}
+		c.Fill()
+		return c
+	}
+	if err := func() *Config { c := ok(); return &c }().Validate(); err != nil {
+		t.Fatalf("a good config: %v", err)
+	}
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"node id too large", func(c *Config) { c.NodeID = MaxNodeID + 1 }, "node-id: 9007199254740992 out of range"},
+		{"bind nonsense", func(c *Config) { c.Bind = "host-a" }, `bind "host-a": want an IP address`},
+		{"election port is gossip port", func(c *Config) { c.ElectionPort = 7946 }, "election-port: 7946 is also the gossip port"},
+		{"routable group", func(c *Config) { c.Group = netip.MustParseAddr("224.1.2.3") }, "multicast-group: 224.1.2.3 is not an administratively scoped IPv4 group"},
+		{"not multicast", func(c *Config) { c.Group = netip.MustParseAddr("198.18.0.9") }, "multicast-group: 198.18.0.9 is not an administratively scoped"},
+		{"global IPv6 group", func(c *Config) { c.Group = netip.MustParseAddr("ff0e::1") }, "multicast-group: ff0e::1 is not a link-local IPv6 group"},
+		{"family mismatch", func(c *Config) { c.Group = netip.MustParseAddr("ff02::1:2") }, "multicast-group: ff02::1:2 and bind 198.18.0.1 are not of one IP family"},
+		{"family mismatch, any address", func(c *Config) { c.Bind = "0.0.0.0"; c.Group = netip.MustParseAddr("ff02::1:2") }, "are not of one IP family"},
+		{"detector", func(c *Config) { c.Detector = "psychic" }, `detector: "psychic" is not fixed or phi`},
+		{"suspect below heartbeat", func(c *Config) { c.SuspectAfter = 50 * time.Millisecond }, "suspect after (50ms): must be longer than the heartbeat interval (100ms)"},
+	}
+	for _, c := range cases {
+		cf := ok()
+		c.edit(&cf)
+		err := cf.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestStartRefusesIPv6Unspecified: an IPv6 agent must be given its
+// address; a link-local one is refused with a reason.
+func TestStartRefusesIPv6Binds(t *testing.T) {
+	for bind, want := range map[string]string{
+		"[::]:0":       "bind ::: give an IPv6 agent its address",
+		"[fe80::1]:0":  "bind fe80::1: link-local IPv6 addresses are not supported",
+		"127.0.0.1:0x": `bind "127.0.0.1:0x"`,
+	} {
+		a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: bind, Logger: quiet(), HTTP: ""})
+		if err == nil {
+			err = a.Start()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bind %s: %v, want %q", bind, err, want)
+		}
+		if a != nil {
+			a.Crash() // must not hang after a failed Start
+			a.Stop(context.Background())
+		}
+	}
+}
+
+// TestLifecycle: Stop and Crash before Start, after a failed Start, and
+// twice, return at once; Start twice is refused.
+func TestLifecycle(t *testing.T) {
+	mk := func() *Agent {
+		a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast, Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a := mk()
+		a.Stop(context.Background()) // before Start: nothing to do
+		a.Crash()
+		// A failed Start (the HTTP port is taken by a first agent).
+		first := mk()
+		first.cfg.HTTP = "127.0.0.1:0"
+		if err := first.Start(); err != nil {
+			t.Error(err)
+			return
+		}
+		second := mk()
+		second.cfg.HTTP = first.HTTPAddr()
+		if err := second.Start(); err == nil || !strings.Contains(err.Error(), "port already in use") {
+			t.Errorf("second Start: %v", err)
+		}
+		second.Crash()
+		second.Stop(context.Background())
+		<-second.Done()
+		if err := first.Start(); err == nil || !strings.Contains(err.Error(), "started twice") {
+			t.Errorf("Start twice: %v", err)
+		}
+		first.Stop(context.Background())
+		first.Stop(context.Background())
+		first.Crash()
+		<-first.Done()
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Stop or Crash hangs")
+	}
+}
+
+// TestStopBoundedByContext: a seed that accepts connections but never
+// answers holds memberlist's join for its TCP timeout (10 s); Stop still
+// returns when its context ends.
+func TestStopBoundedByContext(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: the handshake completes, nothing answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast,
+		Join: []string{ln.Addr().String()}, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the join is under way: the seed's backlog holds it.
+	deadline := time.Now().Add(5 * time.Second)
+	for a.joiner.attempts.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	t0 := time.Now()
+	a.Stop(ctx)
+	if d := time.Since(t0); d > 3*time.Second {
+		t.Fatalf("Stop took %v with a 1s context", d)
+	}
+}
