@@ -44,9 +44,9 @@ const peerMemory = 10 * time.Second
 
 // loopState is everything only the event loop goroutine touches.
 type loopState struct {
-	members  map[string]*member // by memberlist name, other than this node
-	peers    map[uint64]peer // who spoke to us, by node_id: the source of its last packet
-	kicked   map[string]time.Duration // beacon address → when it was last joined
+	members map[string]*member       // by memberlist name, other than this node
+	peers   map[uint64]peer          // who spoke to us, by node_id: the source of its last packet
+	kicked  map[string]time.Duration // beacon address → when it was last joined
 
 	armed    [8]bool
 	deadline [8]time.Duration

@@ -157,12 +157,12 @@ var _ io.Writer = (*slogWriter)(nil)
 // again whenever it finds itself alone. It never ends the program: a seed
 // that is down, or the node's own address among the seeds, only delays.
 type joiner struct {
-	ml     *memberlist.Memberlist
-	seeds  []string
-	log    *slog.Logger
-	kick   chan []string // addresses to join now (from discovery beacons)
-	stop   chan struct{}
-	done   chan struct{}
+	ml       *memberlist.Memberlist
+	seeds    []string
+	log      *slog.Logger
+	kick     chan []string // addresses to join now (from discovery beacons)
+	stop     chan struct{}
+	done     chan struct{}
 	joined   atomic.Int64 // successful joins, for tests
 	attempts atomic.Int64 // joins begun, for tests
 }
