@@ -125,3 +125,56 @@ func TestJoinRetries(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestIPv6Loopback: agents bound to ::1 (IPv6 sockets, hop limit 255
+// checks) elect and fail over. (Only the loopback address is used: the
+// test hosts' rules allow no other IPv6 range.)
+func TestIPv6Loopback(t *testing.T) {
+	lg := &logs{}
+	var agents []*Agent
+	defer func() {
+		for _, a := range agents {
+			a.Crash()
+		}
+		if t.Failed() {
+			t.Logf("agents' logs:\n%s", lg)
+		}
+	}()
+	for i := range 2 {
+		c := Config{Name: fmt.Sprintf("v6-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
+			Bind: "[::1]:0", Transport: TransportUnicast, Logger: loggerTo(lg, i)}
+		if i > 0 {
+			c.Join = []string{agents[0].GossipAddr().String()}
+		}
+		a, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Start(); err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+	}
+	if !agents[0].ElectionAddr().Addr().Is6() {
+		t.Fatalf("election socket on %v, want IPv6", agents[0].ElectionAddr())
+	}
+	deadline := time.Now().Add(electBound)
+	for {
+		s1, s2 := agents[0].Status(), agents[1].Status()
+		if s1.LeaderID == 2 && s2.State == "leader" && s1.Term == s2.Term {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader over IPv6:\n%+v\n%+v", s1, s2)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	agents[1].Crash()
+	agents = agents[:1]
+	for agents[0].Status().State != "leader" {
+		if time.Now().After(deadline.Add(failoverBound)) {
+			t.Fatalf("v6-1 does not take over: %+v", agents[0].Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -159,5 +160,53 @@ func TestRunSignal(t *testing.T) {
 				t.Errorf("the HTTP listener survived the exit")
 			}
 		})
+	}
+}
+
+// TestStatusLive: `lanleader status` against real agents prints the table
+// of members with the leader marked, and --json the live document.
+func TestStatusLive(t *testing.T) {
+	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 3, HTTP: true, Base: agent.Config{Preempt: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.WaitAgreement(10*time.Second, func(a agent.Agreement) bool {
+		for _, x := range l.Agents {
+			if len(x.Status().Members) != 2 {
+				return false
+			}
+		}
+		return a.Index == 2
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"status", "--http", l.Agents[0].HTTPAddr()}, &stdout, &stderr); code != 0 {
+		t.Fatalf("status: exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"node     node-1 (node_id 1, priority 100)\n",
+		"state    follower, term 1\n",
+		"leader   node-3 (node_id 3) since ",
+		"cluster  lanleader, transport unicast, algorithm bully\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	// The table: largest key first, the leader starred, this node marked.
+	rows := regexp.MustCompile(`(?m)^node-(\d) +(\d) +100 +127\.0\.0\.1:\d+ +(\S+(?: \(self\))?) *(\*?)$`).FindAllStringSubmatch(out, -1)
+	if len(rows) != 3 || rows[0][1] != "3" || rows[0][4] != "*" || rows[1][1] != "2" || rows[2][1] != "1" || rows[2][3] != "follower (self)" {
+		t.Errorf("table rows %q:\n%s", rows, out)
+	}
+	stdout.Reset()
+	if code := run([]string{"status", "--json", "--http", l.Agents[2].HTTPAddr()}, &stdout, &stderr); code != 0 {
+		t.Fatalf("status --json: exit %d: %s", code, stderr.String())
+	}
+	var st agent.Status
+	if err := json.Unmarshal(stdout.Bytes(), &st); err != nil || st.State != "leader" || st.LeaderID != 3 || len(st.Members) != 2 {
+		t.Errorf("status --json: %v %+v", err, st)
 	}
 }
