@@ -435,6 +435,12 @@ func (a *Agent) read(c pconn) {
 			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}
 		reason := a.accept(buf[:n], ttl, &p.msg)
+		if reason == "" && p.msg.Type == wire.TypeDiscover && p.msg.Addr.Addr() != p.src.Addr() {
+			// A beacon announces its sender's own gossip address, never
+			// another host's: an agent must not be made to connect
+			// anywhere else.
+			reason = "addr"
+		}
 		if reason != "" {
 			a.met.PacketsDropped.WithLabelValues(reason).Inc()
 			// Another node with this node's node_id (at another address:

@@ -39,6 +39,9 @@ const (
 	// multicasts a discovery beacon. Once it has peers it beacons ten times
 	// less often, so that two halves of a LAN that started apart merge.
 	DefaultDiscoverInterval = time.Second
+	// MinHeartbeat is the shortest heartbeat interval: a resign hold-off
+	// (ten heartbeats) must outlast the election's answer timeout (50ms).
+	MinHeartbeat = 10 * time.Millisecond
 	// DefaultLeaveTimeout bounds the graceful leave at shutdown.
 	DefaultLeaveTimeout = 2 * time.Second
 )
@@ -72,7 +75,8 @@ var adminScoped = netip.MustParsePrefix("239.0.0.0/8")
 const MaxNodeID = 1<<53 - 1
 
 // Config is the configuration of one agent. The zero value, after Fill, is
-// a working agent for this host: every field says its default.
+// a working agent for this host with preemption and HTTP off; every field
+// says its default.
 type Config struct {
 	// Name is this node's name in memberlist and /status. Unique in the
 	// cluster. Default: the host name.
@@ -88,30 +92,44 @@ type Config struct {
 	Cluster string
 
 	// Bind is memberlist's address, "ip:port" or "ip" (port 7946).
-	// Port 0 picks a free port. Default: all addresses, port 7946,
-	// advertising the host's first private IPv4 address.
+	// Port 0 picks a free port. Default 0.0.0.0:7946: all addresses,
+	// announcing an IPv4 address of the default route's interface (or
+	// else of the first up, multicast-capable interface, private ranges
+	// first); the election socket binds that address. An IPv6 agent needs
+	// its global or unique-local address: [::] and link-local addresses
+	// are refused.
 	Bind string
 	// ElectionPort is the election socket's UDP port, on Bind's address.
-	// 0 with an explicit Bind port 0 picks a free port. Default 7947.
+	// Default 7947; 0 means the default, except with Bind port 0, where
+	// it picks a free port too. Every agent of a multicast cluster must
+	// use the same election port.
 	ElectionPort int
-	// Join are memberlist addresses ("host:port" or "host") of peers to
-	// join. Joining retries in the background until one answers.
+	// Join are memberlist addresses ("host:port", or "host" for port
+	// 7946) of peers to join. Joining retries in the background until one
+	// answers, and again whenever the node finds itself alone. Default
+	// none.
 	Join []string
 	// HTTP is the address of /status, /healthz and /metrics. Empty
-	// disables the listener. Default "127.0.0.1:9947".
+	// disables the listener, and Fill leaves it empty: DefaultConfig and
+	// lanleader run set DefaultHTTP, "127.0.0.1:9947".
 	HTTP string
 
-	// Heartbeat is the leader's heartbeat interval. Default 100ms.
+	// Heartbeat is the leader's heartbeat interval, at least 10ms.
+	// Default 100ms.
 	Heartbeat time.Duration
 	// SuspectAfter is the fixed detector's timeout after the last
-	// heartbeat. Default 3 × Heartbeat.
+	// heartbeat, longer than Heartbeat; it is also how long a starting
+	// node listens for a leader before it elects (with either detector).
+	// Default 3 × Heartbeat.
 	SuspectAfter time.Duration
 	// Detector is "fixed" or "phi". Default "fixed".
 	Detector string
 	// Transport is "multicast" or "unicast". Default "multicast".
 	Transport string
-	// Group is the multicast group. Default 239.255.76.76, or ff02::4c4c
-	// when Bind is IPv6.
+	// Group is the multicast group: in 239.0.0.0/8 (administratively
+	// scoped, kept inside the site by routers) for IPv4, in ff02::/16
+	// (link-local) for IPv6, of Bind's family. Default 239.255.76.76, or
+	// ff02::4c4c when Bind is IPv6.
 	Group netip.Addr
 	// Preempt: a node with a larger key takes leadership from a smaller
 	// leader (the textbook bully). false is keepalived's nopreempt.
@@ -129,14 +147,15 @@ type Config struct {
 	// Logger receives one line per state change. Default: text to stderr
 	// at level info.
 	Logger *slog.Logger
-	// Version is the build's version for lanleader_build_info.
+	// Version is the build's version for lanleader_build_info and
+	// /status. Default "".
 	Version string
 }
 
 // DefaultConfig is the configuration of an agent with every default, for
-// this host.
+// this host: what lanleader run uses with no flags.
 func DefaultConfig() Config {
-	c := Config{Preempt: true}
+	c := Config{Preempt: true, HTTP: DefaultHTTP}
 	c.Fill()
 	return c
 }
@@ -273,7 +292,18 @@ func (c *Config) Validate() error {
 	case err == nil && g.Is4() != (bind.Addr().Unmap().Is4() || bind.Addr().IsUnspecified() && bind.Addr().Is4()):
 		bad("multicast-group: %v and bind %v are not of one IP family", g, bind.Addr())
 	}
-	if c.NodeID != 0 && c.Priority != 0 {
+	if c.Heartbeat < MinHeartbeat {
+		bad("heartbeat: %v is shorter than %v", c.Heartbeat, MinHeartbeat)
+	}
+	if c.SuspectAfter <= c.Heartbeat {
+		bad("suspect-after: %v must be longer than heartbeat (%v), or every gap between heartbeats is a failure", c.SuspectAfter, c.Heartbeat)
+	}
+	if c.PreemptDelay < 0 {
+		bad("preempt-delay: %v must not be negative", c.PreemptDelay)
+	}
+	if len(errs) == 0 {
+		// The election machine's own cross-checks; the checks above name
+		// the flags of everything an operator can set.
 		if e := c.ElectionConfig().Validate(); e != nil {
 			errs = append(errs, e)
 		}

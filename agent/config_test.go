@@ -31,8 +31,10 @@ func TestConfigValidate(t *testing.T) {
 		{"global IPv6 group", func(c *Config) { c.Group = netip.MustParseAddr("ff0e::1") }, "multicast-group: ff0e::1 is not a link-local IPv6 group"},
 		{"family mismatch", func(c *Config) { c.Group = netip.MustParseAddr("ff02::1:2") }, "multicast-group: ff02::1:2 and bind 198.18.0.1 are not of one IP family"},
 		{"family mismatch, any address", func(c *Config) { c.Bind = "0.0.0.0"; c.Group = netip.MustParseAddr("ff02::1:2") }, "are not of one IP family"},
+		{"heartbeat too short", func(c *Config) { c.Heartbeat, c.SuspectAfter = 5*time.Millisecond, 15*time.Millisecond }, "heartbeat: 5ms is shorter than 10ms"},
+		{"negative preempt delay", func(c *Config) { c.PreemptDelay = -time.Second }, "preempt-delay: -1s must not be negative"},
 		{"detector", func(c *Config) { c.Detector = "psychic" }, `detector: "psychic" is not fixed or phi`},
-		{"suspect below heartbeat", func(c *Config) { c.SuspectAfter = 50 * time.Millisecond }, "suspect after (50ms): must be longer than the heartbeat interval (100ms)"},
+		{"suspect below heartbeat", func(c *Config) { c.SuspectAfter = 50 * time.Millisecond }, "suspect-after: 50ms must be longer than heartbeat (100ms)"},
 	}
 	for _, c := range cases {
 		cf := ok()

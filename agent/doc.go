@@ -12,6 +12,8 @@
 // the loop publishes after each step.
 //
 // What this package must not do: decide who leads (election/ does),
-// encode bytes by hand (wire/ does), or read a package-global random
-// source or registry.
+// encode bytes by hand (wire/ does), or register metrics on a global
+// registry. (The one random draw, the incarnation number at start, comes
+// from math/rand/v2's randomly seeded source; nothing depends on it being
+// reproducible.)
 package agent

@@ -23,9 +23,9 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestStatusContract: /status carries exactly the fields of DESIGN.md's
+// TestStatusContract: /status carries exactly the fields of the design's
 // contract with their JSON types and values, /healthz answers, /metrics
-// has every metric DESIGN.md names, and nothing is writable.
+// has every metric the design names, and nothing is writable.
 func TestStatusContract(t *testing.T) {
 	l := startLocal(t, LocalOptions{Nodes: 2, HTTP: true, Base: Config{Preempt: true, Version: "v-test"}})
 	ag := waitLeader(t, l, electBound, 1)
@@ -82,7 +82,7 @@ func TestStatusContract(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
 	}
-	// Every name of DESIGN.md, and values that follow from the state.
+	// Every name of the design, and values that follow from the state.
 	for _, name := range []string{
 		"lanleader_is_leader", "lanleader_term", "lanleader_leader_info", "lanleader_state", "lanleader_members",
 		"lanleader_elections_total", "lanleader_leader_changes_total", "lanleader_messages_sent_total",

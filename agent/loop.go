@@ -296,12 +296,6 @@ func (a *Agent) onBeacon(p packet) {
 	if !p.msg.Addr.IsValid() || p.msg.Addr == a.gossip {
 		return
 	}
-	// A beacon announces its sender's own gossip address, never another
-	// host's: an agent must not be made to connect anywhere else.
-	if p.msg.Addr.Addr() != p.src.Addr() {
-		a.met.PacketsDropped.WithLabelValues("addr").Inc()
-		return
-	}
 	for _, m := range l.members {
 		if m.addr == addr && m.alive() {
 			return

@@ -1,7 +1,7 @@
 package agent
 
-// Status is the /status document. The fields of DESIGN.md's contract
-// (name … members) stay; fields may be added after them.
+// Status is the /status document. The fields of the contract (name …
+// members, as in the README) stay; fields may be added after them.
 type Status struct {
 	Name       string   `json:"name"`
 	NodeID     uint64   `json:"node_id"`

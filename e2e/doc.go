@@ -1,6 +1,7 @@
 // Package e2e tests real lanleader agents on real hosts: each host is a
-// Linux network namespace, joined by a veth pair to one Linux bridge, as
-// DESIGN.md's "Test hosts" describes.
+// Linux network namespace, joined by a veth pair to one Linux bridge, with
+// addresses from 198.18.0.0/15 and multicast groups from 239.255.0.0/16
+// only.
 //
 // The tests need root (to create namespaces) and the ip command of
 // iproute2; without them they skip, saying why. ./test.sh installs

@@ -5,7 +5,7 @@
 // # Names are the interface
 //
 // Metric names, label names and label values are part of lanleader's
-// interface (see shared/DESIGN.md, "Metrics"): dashboards and alerts are
+// interface (the README lists them): dashboards and alerts are
 // written against them. They are declared once, in metrics.go, and every
 // metric is built from those declarations; [Describe] lists them in a fixed
 // order for the README table and its test. Renaming one is a breaking

@@ -78,10 +78,15 @@ FLAGS
     --bind IP[:PORT]
         The address and port of membership gossip (memberlist, UDP and
         TCP). Port 0 picks a free port. Default 0.0.0.0:7946: all
-        addresses, advertising the host's first private IPv4 address.
+        addresses, announcing an IPv4 address of the default route's
+        interface (else of the first up, multicast-capable interface,
+        private ranges first); the election socket binds that address.
+        An IPv6 agent needs its global or unique-local (fd00::/8)
+        address: [::] and link-local addresses are refused.
     --election-port PORT
-        The UDP port of election messages, on --bind's address.
-        Default 7947.
+        The UDP port of election messages, on --bind's address; the same
+        on every agent of a multicast cluster. 0 means the default, except
+        with --bind port 0, where it picks a free port too. Default 7947.
     --join HOST[:PORT],...
         Peers to join: their --bind addresses (port 7946 when left out).
         A comma-separated list; the flag may be repeated and the lists add
@@ -97,24 +102,30 @@ FLAGS
         drop multicast (most clouds); beacons are multicast, so give
         --join there. Default multicast.
     --multicast-group IP
-        The multicast group of election messages and discovery beacons.
-        Default 239.255.76.76, or ff02::4c4c when --bind is IPv6.
+        The multicast group of election messages and discovery beacons:
+        in 239.0.0.0/8 for IPv4 (administratively scoped: routers keep it
+        inside the site), in ff02::/16 for IPv6 (link-local), of --bind's
+        IP family. Default 239.255.76.76, or ff02::4c4c when --bind is
+        IPv6.
     --discover-interval DURATION
         How often an agent that knows no peer multicasts a discovery
         beacon; ten times less often once it has peers. Negative turns
-        the beacons off. Default 1s.
+        the beacons off. Multicast transport only: with --transport
+        unicast no beacon is sent. Default 1s.
 
   Failure detection and election
     --heartbeat DURATION
-        The leader's heartbeat interval. With the defaults a crashed
-        leader is replaced about --suspect-after (300ms) after its last
-        heartbeat; a leader stopped by a signal resigns and is replaced at
-        once. Default 100ms.
+        The leader's heartbeat interval, at least 10ms. With the defaults
+        a crashed leader is replaced about --suspect-after (300ms) after
+        its last heartbeat (a median of 241ms after the crash, measured on
+        loopback); a leader stopped by a signal resigns and is replaced at
+        once (about 1ms). Default 100ms.
     --suspect-after DURATION
         With --detector fixed, the followers suspect the leader this long
         after its last heartbeat; longer than --heartbeat. Shorter fails
-        over faster but takes a late packet for a failure. Default three
-        heartbeats (300ms).
+        over faster but takes a late packet for a failure. It is also how
+        long a starting node listens for a leader before it elects (with
+        either detector). Default three heartbeats (300ms).
     --detector fixed|phi
         fixed: suspect after --suspect-after without a heartbeat.
         phi: phi-accrual (threshold 8), which learns the heartbeats'
@@ -325,18 +336,21 @@ var runOptions = []option{
 // Defaults are overridden by the file, and the file by the flags given on
 // the command line. The Config returned is filled (agent.Config.Fill) and
 // valid, and its Logger writes to stderr. -h and --help print runUsage to
-// stderr and return flag.ErrHelp. Any other error is one line that names
+// stdout and return flag.ErrHelp. Any other error is one line that names
 // the flag or key at fault and its value; parseRunConfig prints nothing
 // but the help.
-func parseRunConfig(args []string, stderr io.Writer) (agent.Config, []string, error) {
-	cfg, job, err := parseRun(args, stderr)
+func parseRunConfig(args []string, stdout, stderr io.Writer) (agent.Config, []string, error) {
+	cfg, job, err := parseRun(args, stdout, stderr)
 	if err != nil && strings.Contains(err.Error(), "\n") {
 		err = oneLineError{err}
 	}
 	return cfg, job, err
 }
 
-func parseRun(args []string, stderr io.Writer) (agent.Config, []string, error) {
+func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, error) {
+	if stdout == nil {
+		stdout = os.Stdout
+	}
 	if stderr == nil {
 		stderr = os.Stderr
 	}
@@ -351,7 +365,7 @@ func parseRun(args []string, stderr io.Writer) (agent.Config, []string, error) {
 	rf := newRunFlags()
 	if err := rf.set.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stderr, runUsage)
+			fmt.Fprint(stdout, runUsage)
 			return agent.Config{}, nil, err
 		}
 		return agent.Config{}, nil, errors.New(flagMessage(err))

@@ -60,7 +60,7 @@ func writeConfig(t *testing.T, text string) string {
 func parseOK(t *testing.T, args ...string) (agent.Config, []string, string) {
 	t.Helper()
 	var stderr bytes.Buffer
-	cfg, job, err := parseRunConfig(args, &stderr)
+	cfg, job, err := parseRunConfig(args, &stderr, &stderr)
 	if err != nil {
 		t.Fatalf("parseRunConfig(%q): %v", args, err)
 	}
@@ -173,7 +173,7 @@ func TestParseRunConfigLogger(t *testing.T) {
 			`"level":"DEBUG","msg":"d"}` + "\n" + `"level":"INFO","msg":"i"}` + "\n" + `"level":"WARN","msg":"w"}` + "\n"},
 	} {
 		var stderr bytes.Buffer
-		cfg, _, err := parseRunConfig(tc.args, &stderr)
+		cfg, _, err := parseRunConfig(tc.args, &stderr, &stderr)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.args, err)
 		}
@@ -245,7 +245,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		DiscoverInterval: -time.Second,
 	}
 	var stderr bytes.Buffer
-	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, allKeysFile)}, &stderr)
+	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, allKeysFile)}, &stderr, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +404,7 @@ func TestParseRunConfigErrors(t *testing.T) {
 		// What only agent.Config.Validate sees: how fields relate.
 		{"", []string{"--bind", "198.18.0.1:7947"}, []string{"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947"}},
 		{"", []string{"--bind", "198.18.0.1", "--multicast-group", "ff02::4c4c"}, []string{"multicast-group: ff02::4c4c and bind 198.18.0.1 are not of one IP family"}},
-		{"", []string{"--suspect-after", "100ms"}, []string{"suspect after (100ms): must be longer than the heartbeat interval (100ms)"}},
+		{"", []string{"--suspect-after", "100ms"}, []string{"suspect-after: 100ms must be longer than heartbeat (100ms)"}},
 		// Two faults: both, on one line.
 		{"", []string{"--bind", "198.18.0.1:7947", "--join", "a:b:c"}, []string{
 			"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947; ",
@@ -456,7 +456,7 @@ func TestParseRunConfigErrors(t *testing.T) {
 			args = append([]string{"--config", path}, args...)
 		}
 		var stderr bytes.Buffer
-		cfg, job, err := parseRunConfig(args, &stderr)
+		cfg, job, err := parseRunConfig(args, &stderr, &stderr)
 		if err == nil {
 			t.Errorf("file %q, flags %q: no error", tc.file, tc.args)
 			continue
@@ -480,13 +480,13 @@ func TestParseRunConfigErrors(t *testing.T) {
 
 func TestRunUsage(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"--priority", "5", "-h", "--", "job"}} {
-		var stderr bytes.Buffer
-		_, _, err := parseRunConfig(args, &stderr)
+		var stdout, stderr bytes.Buffer
+		_, _, err := parseRunConfig(args, &stdout, &stderr)
 		if !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("%q: error %v, want flag.ErrHelp", args, err)
 		}
-		if stderr.String() != runUsage {
-			t.Errorf("%q printed %q, want runUsage", args, stderr.String())
+		if stdout.String() != runUsage || stderr.Len() != 0 {
+			t.Errorf("%q printed %q on stdout and %q on stderr, want runUsage on stdout", args, stdout.String(), stderr.String())
 		}
 	}
 

@@ -17,13 +17,13 @@ import (
 const demoUsage = `usage: lanleader demo [--nodes N] [--rounds N] [--every D] [--heartbeat D] [--verbose]
 
 Starts N real agents in this process on loopback (127.0.0.1, free ports):
-real memberlist gossip, real UDP election messages (unicast transport:
-loopback carries no multicast). Once they agree on a leader, it takes the
-leader down every few seconds, alternating a crash (no RESIGN, no leave: the
-others notice the missing heartbeats) and a graceful stop (RESIGN: the
-others elect at once), prints the new leader and the measured failover
-time, then brings the old leader back and prints whether it takes over
-(preemption, the default).
+real memberlist gossip, real UDP election messages (unicast transport, so
+that every agent has its own ports on one address). Once they agree on a
+leader, it takes the leader down, round after round, alternating a crash
+(no RESIGN, no leave: the others notice the missing heartbeats) and a
+graceful stop (RESIGN: the others elect at once), prints the new leader and
+the measured failover time, then brings the old leader back and prints
+whether it takes over (preemption, the default).
 
 The failover time is measured from the moment the leader is taken down to
 the moment every surviving node follows one new leader with one term,
@@ -32,12 +32,16 @@ polled every millisecond.
 Flags:
   --nodes N       agents to start, 2 to 64 (default 5)
   --rounds N      stop after N take-downs; 0 runs until Ctrl-C (default 0)
-  --every D       time between take-downs (default 3s)
-  --heartbeat D   the agents' heartbeat interval; suspect-after is 3 times
-                  it (default 100ms)
+  --every D       the pause before each take-down, at least 100ms; the old
+                  leader is restarted half of it after the failover
+                  (default 3s)
+  --heartbeat D   the agents' heartbeat interval, at least 10ms;
+                  suspect-after is 3 times it (default 100ms)
   --verbose       print the agents' own log lines (state changes) to stderr
 
 Ctrl-C (SIGINT) or SIGTERM stops every agent gracefully and exits 0.
+Exit status 1: the agents could not start or did not agree on a leader
+within 30 s; 2: bad flags.
 `
 
 // runDemo is `lanleader demo`.
@@ -70,8 +74,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	case *every < 100*time.Millisecond:
 		fmt.Fprintf(stderr, "lanleader demo: --every: %v is shorter than 100ms\n", *every)
 		return 2
-	case *hb < time.Millisecond:
-		fmt.Fprintf(stderr, "lanleader demo: --heartbeat: %v is shorter than 1ms\n", *hb)
+	case *hb < agent.MinHeartbeat:
+		fmt.Fprintf(stderr, "lanleader demo: --heartbeat: %v is shorter than %v\n", *hb, agent.MinHeartbeat)
 		return 2
 	}
 

@@ -38,6 +38,7 @@ func TestDemoBadFlags(t *testing.T) {
 		{"--nodes 1", "--nodes: 1 out of range 2…64"},
 		{"--rounds -1", "--rounds: -1 must not be negative"},
 		{"--every 1ms", "--every: 1ms is shorter than 100ms"},
+		{"--heartbeat 2ms", "--heartbeat: 2ms is shorter than 10ms"},
 		{"extra", `unexpected argument "extra"`},
 	} {
 		var stdout, stderr bytes.Buffer

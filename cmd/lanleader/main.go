@@ -30,7 +30,9 @@ func main() {
 }
 
 // run is main without the process: it returns the exit status.
-// 0 success, 1 failure (a broken invariant), 2 bad usage.
+// 0 success; 1 failure (a broken invariant in sim, an agent that fails
+// while running, an unreachable agent for status, a demo that does not
+// converge); 2 bad usage or config.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)

@@ -21,7 +21,7 @@ const stopTimeout = 5 * time.Second
 // Exit status 0 after a clean stop, 2 for bad flags or config (nothing has
 // started), 1 when the agent fails while running.
 func runRun(args []string, stdout, stderr io.Writer) int {
-	cfg, job, err := parseRunConfig(args, stderr)
+	cfg, job, err := parseRunConfig(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

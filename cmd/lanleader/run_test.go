@@ -77,7 +77,7 @@ func TestRunBadInput(t *testing.T) {
 		{"bad duration in file", []string{"--config", badDur}, `heartbeat: "10 ms" is not a duration`},
 		{"priority too large", []string{"--priority", "70000"}, "--priority: 70000 out of range 1…65535"},
 		{"priority zero", []string{"--priority", "0"}, "--priority: 0 out of range 1…65535"},
-		{"suspect not above heartbeat", []string{"--heartbeat", "1s", "--suspect-after", "500ms"}, "suspect after (500ms): must be longer than the heartbeat interval (1s)"},
+		{"suspect not above heartbeat", []string{"--heartbeat", "1s", "--suspect-after", "500ms"}, "suspect-after: 500ms must be longer than heartbeat (1s)"},
 		{"bind not on this host", []string{"--bind", "198.18.255.254:0", "--http", "127.0.0.1:0"}, "bind 198.18.255.254: address not on this host"},
 		{"gossip port in use", []string{"--bind", fmt.Sprintf("127.0.0.1:%d", busy), "--election-port", "0", "--http", "127.0.0.1:0"}, fmt.Sprintf("bind 127.0.0.1:%d: gossip port already in use", busy)},
 		{"http port in use", []string{"--bind", "127.0.0.1:0", "--http", fmt.Sprintf("127.0.0.1:%d", busy)}, fmt.Sprintf("http 127.0.0.1:%d: port already in use", busy)},

@@ -32,8 +32,9 @@ wins elections, first.
 The STATUS column shows this node's own state (leader, follower, candidate,
 conflict or starting) on its own row, marked "(self)", and memberlist's view
 (alive, suspect, dead or left) on the others. LEADER marks the node that this
-node believes leads with "*". In state conflict, another member has this
-node's node_id; no node leads until every node_id is unique again.
+node believes leads with "*". In state conflict, another node has this
+node's node_id (or its name): this node does not lead until the clash is
+gone.
 
 Flags:
   --http ADDR
@@ -253,7 +254,7 @@ func printStatus(w io.Writer, st agent.Status) {
 			}
 			who = strings.Join(names, ", ")
 		}
-		fmt.Fprintf(tw, "conflict\t%s also has node_id %d: no node leads until every node_id is unique (set node_id on one of them)\n",
+		fmt.Fprintf(tw, "conflict\t%s: the same node_id %d (or name) as this node, which does not lead until every node_id and name is unique\n",
 			who, st.NodeID)
 	}
 	tw.Flush()

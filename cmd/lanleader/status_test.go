@@ -89,7 +89,7 @@ host-b  2        100       198.18.0.2:7946  candidate (self)
 state     conflict, term 4
 leader    none known
 cluster   lanleader, transport multicast, algorithm bully
-conflict  host-d also has node_id 3: no node leads until every node_id is unique (set node_id on one of them)
+conflict  host-d: the same node_id 3 (or name) as this node, which does not lead until every node_id and name is unique
 
 NAME    NODE_ID  PRIORITY  ADDR             STATUS           LEADER
 host-a  3        100       198.18.0.1:7946  conflict (self)
