@@ -117,7 +117,7 @@ FLAGS
     --heartbeat DURATION
         The leader's heartbeat interval, at least 10ms. With the defaults
         a crashed leader is replaced about --suspect-after (300ms) after
-        its last heartbeat (a median of 241ms after the crash, measured on
+        its last heartbeat (a median of 243ms after the crash, measured on
         loopback); a leader stopped by a signal resigns and is replaced at
         once (about 1ms). Default 100ms.
     --suspect-after DURATION
