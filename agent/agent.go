@@ -69,7 +69,6 @@ type member struct {
 	status   string // alive, suspect, dead, left
 	meta     meta
 	metaOK   bool
-	badMeta  string // why the metadata did not decode
 	changed  time.Duration
 	warnedMD bool
 }
@@ -107,6 +106,8 @@ func New(cfg Config) (*Agent, error) {
 	a.loop.members = make(map[string]*member)
 	a.loop.peers = make(map[uint64]peer)
 	a.loop.kicked = make(map[string]time.Duration)
+	a.loop.evidence = make(map[string]time.Duration)
+	a.loop.fanned = make(map[uint64]bool)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
 	return a, nil

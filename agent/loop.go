@@ -64,6 +64,7 @@ type loopState struct {
 	since      time.Time
 	conflict   []string
 	evidence   map[string]time.Duration // conflict evidence → when last seen
+	fanned     map[uint64]bool          // fanOut's scratch: who has been sent to
 	dirty      bool                     // the snapshot is out of date
 	lastBeacon time.Duration
 	beaconed   bool
@@ -215,7 +216,8 @@ func (a *Agent) fanOut(b []byte, act election.Action) {
 	inScope := func(k election.Key) bool {
 		return k.ID != a.cfg.NodeID && (act.Scope != election.ScopeLarger || self.Less(k))
 	}
-	sent := make(map[uint64]bool, len(l.members))
+	sent := l.fanned
+	clear(sent)
 	for _, m := range l.members {
 		if !m.alive() || !m.metaOK || !inScope(election.Key{Priority: m.meta.Priority, ID: m.meta.NodeID}) {
 			continue
@@ -269,9 +271,6 @@ func (a *Agent) electionAddr(id uint64) (netip.AddrPort, bool) {
 func (a *Agent) onPacket(p packet) {
 	l := &a.loop
 	if p.conflict {
-		if l.evidence == nil {
-			l.evidence = make(map[string]time.Duration)
-		}
 		l.evidence["node_id "+strconv.FormatUint(p.msg.From, 10)+" at "+p.src.String()] = p.at
 		a.checkConflict()
 		return
@@ -329,9 +328,6 @@ func (a *Agent) onMember(ev memberEvent) {
 		}
 		// Another node has this node's name (a cloned host?): memberlist
 		// cannot list it, so the election would not know of it.
-		if l.evidence == nil {
-			l.evidence = make(map[string]time.Duration)
-		}
 		if _, seen := l.evidence["name "+ev.name+" at "+ev.detail]; !seen {
 			a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "other_addr", ev.detail)
 		}
@@ -359,7 +355,6 @@ func (a *Agent) onMember(ev memberEvent) {
 				a.log.Warn("member's metadata is not lanleader's; it takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
 				m.warnedMD = true
 			}
-			m.badMeta = err.Error()
 		}
 		if isNew {
 			a.log.Info("member joined", "name", ev.name, "node_id", md.NodeID, "priority", md.Priority, "addr", ev.addr)

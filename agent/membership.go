@@ -163,7 +163,6 @@ type joiner struct {
 	kick     chan []string // addresses to join now (from discovery beacons)
 	stop     chan struct{}
 	done     chan struct{}
-	joined   atomic.Int64 // successful joins, for tests
 	attempts atomic.Int64 // joins begun, for tests
 }
 
@@ -197,7 +196,6 @@ func (j *joiner) run() {
 			}
 			switch {
 			case err == nil:
-				j.joined.Add(1)
 				j.log.Info("joined", "contacted", n, "members", j.ml.NumMembers(), "via", strings.Join(addrs, ","))
 				wait, warned = 0, false
 			case !warned:

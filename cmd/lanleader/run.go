@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -75,15 +76,4 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // oneLineErr joins a multi-line error (errors.Join) into one line.
-func oneLineErr(err error) string {
-	s := err.Error()
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			out = append(out, "; "...)
-			continue
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}
+func oneLineErr(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
