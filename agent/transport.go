@@ -200,7 +200,13 @@ func listenGroup(group netip.AddrPort, ifi *net.Interface) (*net.UDPConn, error)
 		family = syscall.AF_INET6
 		sa = &syscall.SockaddrInet6{Port: int(group.Port()), Addr: group.Addr().As16(), ZoneId: uint32(ifi.Index)}
 	}
-	fd, err := syscall.Socket(family, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, syscall.IPPROTO_UDP)
+	// As the net package does: no fork between socket and close-on-exec.
+	syscall.ForkLock.RLock()
+	fd, err := syscall.Socket(family, syscall.SOCK_DGRAM, syscall.IPPROTO_UDP)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, err
 	}
