@@ -65,7 +65,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -73,12 +72,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/bench/internal/machine"
 )
 
 // deadline bounds every wait for agreement.
@@ -178,12 +177,12 @@ type result struct {
 }
 
 func run(o options, stdout, stderr io.Writer) int {
-	m := machine()
+	m := machine.This()
 	rng := rand.New(rand.NewPCG(o.seed, 0x6c616e6c65616465)) // "lanleade"
 	var results []result
 	failed := false
 	if !o.json {
-		fmt.Fprintf(stdout, "# %s\n", m.line())
+		fmt.Fprintf(stdout, "# %s\n", m.Line())
 		fmt.Fprintf(stdout, "# %d nodes, %d trials, detector %s, seed %d; in-process agents on 127.0.0.1, unicast transport\n",
 			o.nodes, o.trials, o.detector, o.seed)
 	}
@@ -345,27 +344,27 @@ p90 is nearest-rank (the ceil(0.9n)-th smallest sample).`)
 
 // jsonResult is one line of -json output.
 type jsonResult struct {
-	Machine        machineInfo `json:"machine"`
-	Nodes          int         `json:"nodes"`
-	Detector       string      `json:"detector"`
-	Seed           uint64      `json:"seed"`
-	HeartbeatMS    float64     `json:"heartbeat_ms"`
-	SuspectAfterMS float64     `json:"suspect_after_ms"`
-	Mode           string      `json:"mode"`
-	Trials         int         `json:"trials"`
-	N              int         `json:"n"`
-	MinMS          float64     `json:"min_ms"`
-	MedianMS       float64     `json:"median_ms"`
-	P90MS          float64     `json:"p90_ms"`
-	MaxMS          float64     `json:"max_ms"`
-	Ratio          float64     `json:"ratio_median_suspect_after"`
-	TakebackMedMS  float64     `json:"takeback_median_ms"`
-	FailoverMS     []float64   `json:"failover_ms"`
-	TakebackMS     []float64   `json:"takeback_ms"`
-	Failures       []string    `json:"failures"`
+	Machine        machine.Info `json:"machine"`
+	Nodes          int          `json:"nodes"`
+	Detector       string       `json:"detector"`
+	Seed           uint64       `json:"seed"`
+	HeartbeatMS    float64      `json:"heartbeat_ms"`
+	SuspectAfterMS float64      `json:"suspect_after_ms"`
+	Mode           string       `json:"mode"`
+	Trials         int          `json:"trials"`
+	N              int          `json:"n"`
+	MinMS          float64      `json:"min_ms"`
+	MedianMS       float64      `json:"median_ms"`
+	P90MS          float64      `json:"p90_ms"`
+	MaxMS          float64      `json:"max_ms"`
+	Ratio          float64      `json:"ratio_median_suspect_after"`
+	TakebackMedMS  float64      `json:"takeback_median_ms"`
+	FailoverMS     []float64    `json:"failover_ms"`
+	TakebackMS     []float64    `json:"takeback_ms"`
+	Failures       []string     `json:"failures"`
 }
 
-func writeJSON(w io.Writer, o options, m machineInfo, r result) error {
+func writeJSON(w io.Writer, o options, m machine.Info, r result) error {
 	s, tb := summarize(r.Failover), summarize(r.Takeback)
 	j := jsonResult{
 		Machine: m, Nodes: o.nodes, Detector: o.detector, Seed: o.seed,
@@ -391,45 +390,6 @@ func writeJSON(w io.Writer, o options, m machineInfo, r result) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
-}
-
-// machineInfo says where figures were taken.
-type machineInfo struct {
-	CPUs      int    `json:"cpus"`
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	CPUModel  string `json:"cpu_model,omitempty"`
-	GoVersion string `json:"go_version"`
-}
-
-func machine() machineInfo {
-	return machineInfo{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUModel: cpuModel(), GoVersion: runtime.Version()}
-}
-
-func (m machineInfo) line() string {
-	model := m.CPUModel
-	if model == "" {
-		model = "CPU model unknown"
-	}
-	return fmt.Sprintf("machine: %d CPUs, %s/%s, %s, %s", m.CPUs, m.OS, m.Arch, model, m.GoVersion)
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo, "" when there is
-// none (not Linux, or an architecture that does not name it).
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // oneLine joins a multi-line error (errors.Join) into one line.

@@ -36,7 +36,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -53,6 +52,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lanleader/lanleader/bench/internal/machine"
 )
 
 const (
@@ -310,7 +311,7 @@ func report(w io.Writer, bin string, hb time.Duration, r result) {
 	if r.clkTckGuess {
 		tck = fmt.Sprintf("CLK_TCK assumed %d: getconf failed", r.clkTck)
 	}
-	fmt.Fprintf(w, "# %s\n", machineLine())
+	fmt.Fprintf(w, "# %s\n", machine.This().Line())
 	fmt.Fprintf(w, "agent    %s run --heartbeat %v --transport unicast (pid %d), leader %v after start\n",
 		bin, hb, r.pid, r.ledAfter.Round(time.Millisecond))
 	fmt.Fprintf(w, "window   %.1f s wall, %d samples (at the start, then every %v)\n", r.wall.Seconds(), n, sampleEvery)
@@ -411,29 +412,4 @@ func tail(path string, n int) string {
 		sb.WriteString("  " + l + "\n")
 	}
 	return sb.String()
-}
-
-func machineLine() string {
-	model := cpuModel()
-	if model == "" {
-		model = "CPU model unknown"
-	}
-	return fmt.Sprintf("machine: %d CPUs, %s/%s, %s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, model, runtime.Version())
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo, "" when none.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
