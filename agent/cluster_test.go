@@ -63,6 +63,39 @@ func startLocal(t *testing.T, opt LocalOptions) *testCluster {
 	return &testCluster{l, lg}
 }
 
+// agentSet starts single agents for a test: they log into one buffer,
+// shown when the test fails, and are crashed at its end (Crash is
+// idempotent, so a test may crash them earlier).
+type agentSet struct {
+	t    *testing.T
+	logs *logs
+}
+
+func newAgentSet(t *testing.T) *agentSet {
+	s := &agentSet{t: t, logs: &logs{}}
+	t.Cleanup(func() { // runs after the agents' Crash, registered later
+		if t.Failed() {
+			t.Logf("agents' logs:\n%s", s.logs)
+		}
+	})
+	return s
+}
+
+// start starts an agent for cfg, logging as node-<i+1>.
+func (s *agentSet) start(i int, cfg Config) *Agent {
+	s.t.Helper()
+	cfg.Logger = loggerTo(s.logs, i)
+	a, err := New(cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(a.Crash)
+	return a
+}
+
 func loggerTo(lg *logs, i int) *slog.Logger {
 	return slog.New(slog.NewTextHandler(lg, &slog.HandlerOptions{Level: slog.LevelInfo})).With("agent", fmt.Sprintf("node-%d", i+1))
 }
@@ -253,16 +286,9 @@ func TestConflictSameName(t *testing.T) {
 	twin := l.cfgs[1]
 	twin.Bind, twin.ElectionPort = "127.0.0.1:0", 0
 	twin.Join = []string{l.Agents[0].GossipAddr().String()}
-	lg := &logs{}
-	twin.Logger = loggerTo(lg, 9)
-	b, err := New(twin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Crash()
+	set := newAgentSet(t)
+	b := set.start(9, twin)
+	lg := set.logs
 	deadline := time.Now().Add(electBound)
 	for {
 		s := b.Status()

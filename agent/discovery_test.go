@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,27 +15,11 @@ import (
 // network namespaces, as two hosts of a LAN.)
 func TestDiscoveryLoopback(t *testing.T) {
 	gp, ep := freePort(t), freePort(t)
-	lg := &logs{}
+	set := newAgentSet(t)
 	var agents []*Agent
-	defer func() {
-		for _, a := range agents {
-			a.Crash()
-		}
-		if t.Failed() {
-			t.Logf("agents' logs:\n%s", lg)
-		}
-	}()
 	for i, ip := range []string{"127.0.0.1", "127.0.0.2"} {
-		a, err := New(Config{Name: fmt.Sprintf("host-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
-			Bind: fmt.Sprintf("%s:%d", ip, gp), ElectionPort: ep, DiscoverInterval: 100 * time.Millisecond,
-			Logger: loggerTo(lg, i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Start(); err != nil {
-			t.Fatal(err)
-		}
-		agents = append(agents, a)
+		agents = append(agents, set.start(i, Config{Name: fmt.Sprintf("host-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
+			Bind: fmt.Sprintf("%s:%d", ip, gp), ElectionPort: ep, DiscoverInterval: 100 * time.Millisecond}))
 	}
 	deadline := time.Now().Add(electBound)
 	for {
@@ -63,7 +46,6 @@ func TestDiscoveryLoopback(t *testing.T) {
 	}
 	// The multicast election carries on: host-2 crashes, host-1 leads.
 	agents[1].Crash()
-	agents = slices.Delete(agents, 1, 2)
 	for agents[0].Status().State != "leader" {
 		if time.Now().After(deadline.Add(failoverBound)) {
 			t.Fatalf("host-1 does not take over: %+v", agents[0].Status())
@@ -77,30 +59,10 @@ func TestDiscoveryLoopback(t *testing.T) {
 // background, and joins the seed once it comes up.
 func TestJoinRetries(t *testing.T) {
 	ga, gb := freePort(t), freePort(t)
-	lg := &logs{}
-	var agents []*Agent
-	defer func() {
-		for _, a := range agents {
-			a.Crash()
-		}
-		if t.Failed() {
-			t.Logf("agents' logs:\n%s", lg)
-		}
-	}()
+	set := newAgentSet(t)
 	start := func(i, port int, join ...string) *Agent {
-		a, err := New(Config{Name: fmt.Sprintf("host-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
-			Bind: fmt.Sprintf("127.0.0.1:%d", port), ElectionPort: 0, Transport: TransportUnicast,
-			Join: join, Logger: loggerTo(lg, i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Bind has a port, so Fill made ElectionPort 7947; take a free one.
-		a.cfg.ElectionPort = freePort(t)
-		if err := a.Start(); err != nil {
-			t.Fatal(err)
-		}
-		agents = append(agents, a)
-		return a
+		return set.start(i, Config{Name: fmt.Sprintf("host-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
+			Bind: fmt.Sprintf("127.0.0.1:%d", port), ElectionPort: freePort(t), Transport: TransportUnicast, Join: join})
 	}
 	a := start(0, ga, fmt.Sprintf("127.0.0.1:%d", ga), fmt.Sprintf("127.0.0.1:%d", gb))
 	deadline := time.Now().Add(electBound)
@@ -110,7 +72,7 @@ func TestJoinRetries(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if !strings.Contains(lg.String(), `msg="join failed, retrying in the background"`) {
+	if !strings.Contains(set.logs.String(), `msg="join failed, retrying in the background"`) {
 		t.Errorf("the failed join is not logged")
 	}
 	b := start(1, gb) // no seeds: host-1's retries must find it
@@ -130,30 +92,15 @@ func TestJoinRetries(t *testing.T) {
 // checks) elect and fail over. (Only the loopback address is used: the
 // test hosts' rules allow no other IPv6 range.)
 func TestIPv6Loopback(t *testing.T) {
-	lg := &logs{}
+	set := newAgentSet(t)
 	var agents []*Agent
-	defer func() {
-		for _, a := range agents {
-			a.Crash()
-		}
-		if t.Failed() {
-			t.Logf("agents' logs:\n%s", lg)
-		}
-	}()
 	for i := range 2 {
 		c := Config{Name: fmt.Sprintf("v6-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
-			Bind: "[::1]:0", Transport: TransportUnicast, Logger: loggerTo(lg, i)}
+			Bind: "[::1]:0", Transport: TransportUnicast}
 		if i > 0 {
 			c.Join = []string{agents[0].GossipAddr().String()}
 		}
-		a, err := New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Start(); err != nil {
-			t.Fatal(err)
-		}
-		agents = append(agents, a)
+		agents = append(agents, set.start(i, c))
 	}
 	if !agents[0].ElectionAddr().Addr().Is6() {
 		t.Fatalf("election socket on %v, want IPv6", agents[0].ElectionAddr())
@@ -170,7 +117,6 @@ func TestIPv6Loopback(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	agents[1].Crash()
-	agents = agents[:1]
 	for agents[0].Status().State != "leader" {
 		if time.Now().After(deadline.Add(failoverBound)) {
 			t.Fatalf("v6-1 does not take over: %+v", agents[0].Status())
