@@ -11,22 +11,31 @@
 #
 # It needs only Go. Suites that need root or Debian packages install what
 # they need here, idempotently, and skip with a message without root: e2e/
-# needs root and the ip command (iproute2, installed below with apt-get).
+# needs root, iproute2 and nftables; the Prometheus tests need promtool and
+# the prometheus server (all installed below with apt-get).
 set -euo pipefail
 cd "$(dirname "$0")"
 go mod download
 
-# e2e/: network namespaces need root and iproute2's ip.
+# Debian packages the tests use: iproute2 (ip) and nftables (nft) for e2e/'s
+# network namespaces and faults, prometheus (the server and promtool) for the
+# metric lint, the alert rule tests and the scrape test. Installed once, as
+# root; a suite whose tool is missing skips and says so.
+need=()
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v nft >/dev/null 2>&1 || need+=(nftables)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 if [ "$(id -u)" -ne 0 ]; then
 	echo "test.sh: not root: the e2e/ tests skip (they create network namespaces)"
-elif ! command -v ip >/dev/null 2>&1; then
+	[ ${#need[@]} -eq 0 ] || echo "test.sh: not root, so not installing ${need[*]}: the tests that need them skip"
+elif [ ${#need[@]} -gt 0 ]; then
 	if command -v apt-get >/dev/null 2>&1; then
-		echo "test.sh: installing iproute2 for e2e/: apt-get update; apt-get install iproute2"
-		if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2; }; then
-			echo "test.sh: could not install iproute2: the e2e/ tests skip"
+		echo "test.sh: installing ${need[*]}: apt-get update; apt-get install ${need[*]}"
+		if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"; }; then
+			echo "test.sh: could not install ${need[*]}: the tests that need them skip"
 		fi
 	else
-		echo "test.sh: no ip command and no apt-get: install iproute2, or the e2e/ tests skip"
+		echo "test.sh: no apt-get: install ${need[*]} yourself, or the tests that need them skip"
 	fi
 fi
 
