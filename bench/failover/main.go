@@ -78,6 +78,7 @@ import (
 
 	"github.com/lanleader/lanleader/agent"
 	"github.com/lanleader/lanleader/bench/internal/machine"
+	"github.com/lanleader/lanleader/bench/internal/stats"
 )
 
 // deadline bounds every wait for agreement.
@@ -320,7 +321,7 @@ func writeTable(w io.Writer, results []result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "heartbeat\tsuspect\tmode\tn\tmin ms\tmedian ms\tp90 ms\tmax ms\tratio\ttakeback ms\tfailed\t")
 	for _, r := range results {
-		s, tb := summarize(r.Failover), summarize(r.Takeback)
+		s, tb := stats.Summarize(r.Failover), stats.Summarize(r.Takeback)
 		if s.N == 0 {
 			fmt.Fprintf(tw, "%v\t%v\t%s\t0\t-\t-\t-\t-\t-\t-\t%d\t\n", r.Heartbeat, r.SuspectAfter, r.Mode, len(r.Failures))
 			continue
@@ -365,7 +366,7 @@ type jsonResult struct {
 }
 
 func writeJSON(w io.Writer, o options, m machine.Info, r result) error {
-	s, tb := summarize(r.Failover), summarize(r.Takeback)
+	s, tb := stats.Summarize(r.Failover), stats.Summarize(r.Takeback)
 	j := jsonResult{
 		Machine: m, Nodes: o.nodes, Detector: o.detector, Seed: o.seed,
 		HeartbeatMS: ms(r.Heartbeat), SuspectAfterMS: ms(r.SuspectAfter), Mode: r.Mode, Trials: o.trials,

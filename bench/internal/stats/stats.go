@@ -1,29 +1,30 @@
-package main
+// Package stats is the order statistics the benchmarks print.
+package stats
 
 import (
 	"slices"
 	"time"
 )
 
-// summary is the order statistics of a set of samples.
-type summary struct {
-	N                     int
-	Min, Median, P90, Max time.Duration
+// Summary is the order statistics of a set of samples.
+type Summary struct {
+	N                          int
+	Min, Median, P90, P99, Max time.Duration
 }
 
-// summarize sorts a copy of xs and returns its order statistics; the zero
+// Summarize sorts a copy of xs and returns its order statistics; the zero
 // summary for no samples.
 //
 // Median is the middle sample of an odd count and the mean of the two
 // middle samples of an even count (rounded down to the nanosecond).
 //
-// P90 is the nearest-rank 90th percentile: the sample of rank
+// P90 and P99 are the nearest-rank 90th and 99th percentiles: the sample of rank
 // ceil(0.90 × n) (1-based) in ascending order, so always an observed
-// value. For n = 20 it is the 18th smallest sample; for n = 1 the only
+// value (P99 likewise: for n = 30 it is the largest). For n = 20 it is the 18th smallest sample; for n = 1 the only
 // one; for n ≤ 10 the largest.
-func summarize(xs []time.Duration) summary {
+func Summarize(xs []time.Duration) Summary {
 	if len(xs) == 0 {
-		return summary{}
+		return Summary{}
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -32,7 +33,7 @@ func summarize(xs []time.Duration) summary {
 	if n%2 == 0 {
 		med = s[n/2-1] + (s[n/2]-s[n/2-1])/2
 	}
-	return summary{N: n, Min: s[0], Median: med, P90: percentile(s, 90), Max: s[n-1]}
+	return Summary{N: n, Min: s[0], Median: med, P90: percentile(s, 90), P99: percentile(s, 99), Max: s[n-1]}
 }
 
 // percentile is the nearest-rank p-th percentile (0 < p ≤ 100) of sorted,
