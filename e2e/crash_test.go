@@ -67,7 +67,7 @@ func TestCrashThreeHosts(t *testing.T) {
 			return false, err.Error()
 		}
 		for _, s := range sts {
-			if m, ok := s.member("host-3"); !ok || m.Alive || m.Status != "dead" {
+			if m, ok := s.Member("host-3"); !ok || m.Alive || m.Status != "dead" {
 				return false, fmt.Sprintf("%s sees host-3 as %+v", s.Name, m)
 			}
 		}

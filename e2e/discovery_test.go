@@ -18,39 +18,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
 
-// status is the part of the /status document these tests read, decoded
-// from `lanleader status --json`: the JSON contract, not the Go type.
-type status struct {
-	Name         string   `json:"name"`
-	NodeID       uint64   `json:"node_id"`
-	State        string   `json:"state"`
-	Term         uint64   `json:"term"`
-	LeaderID     uint64   `json:"leader_id"`
-	LeaderName   string   `json:"leader_name"`
-	Members      []member `json:"members"`
-	Cluster      string   `json:"cluster"`
-	Transport    string   `json:"transport"`
-	GossipAddr   string   `json:"gossip_addr"`
-	ElectionAddr string   `json:"election_addr"`
-}
-
-type member struct {
-	Name   string `json:"name"`
-	NodeID uint64 `json:"node_id"`
-	Addr   string `json:"addr"`
-	Alive  bool   `json:"alive"`
-	Status string `json:"status"`
-}
-
-func (s status) member(name string) (member, bool) {
-	for _, m := range s.Members {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return member{}, false
-}
-
 // cluster is a Net of hosts each running `lanleader run` with only --bind,
 // --name host-<i+1> and --node-id <i+1>: no --join, so they must find each
 // other by multicast beacons.
@@ -87,7 +54,7 @@ func startCluster(t *testing.T, hosts int) *cluster {
 func hostName(i int) string { return fmt.Sprintf("host-%d", i+1) }
 
 // status runs `lanleader status --json` in host i and decodes it.
-func (c *cluster) status(i int) (status, error) {
+func (c *cluster) status(i int) (Status, error) {
 	out, err := c.Exec(i, "lanleader", "status", "--json")
 	c.mu.Lock()
 	if err != nil {
@@ -96,7 +63,7 @@ func (c *cluster) status(i int) (status, error) {
 		c.last[i] = out
 	}
 	c.mu.Unlock()
-	var s status
+	var s Status
 	if err != nil {
 		return s, err
 	}
@@ -107,8 +74,8 @@ func (c *cluster) status(i int) (status, error) {
 }
 
 // statuses is the status of every host given, in that order.
-func (c *cluster) statuses(hosts ...int) ([]status, error) {
-	out := make([]status, len(hosts))
+func (c *cluster) statuses(hosts ...int) ([]Status, error) {
+	out := make([]Status, len(hosts))
 	for k, i := range hosts {
 		s, err := c.status(i)
 		if err != nil {
@@ -152,7 +119,7 @@ func (c *cluster) converged(a, b int, leader uint64) (bool, string) {
 	}
 	for k, s := range sts {
 		other := hostName([]int{b, a}[k])
-		m, ok := s.member(other)
+		m, ok := s.Member(other)
 		switch {
 		case !ok:
 			return false, fmt.Sprintf("%s does not know %s (members %+v)", s.Name, other, s.Members)
@@ -211,8 +178,8 @@ func TestDiscoveryTwoHosts(t *testing.T) {
 			t.Errorf("%s: leader_id %d leader_name %q, want 2 \"host-2\"", s.Name, s.LeaderID, s.LeaderName)
 		}
 		other := 1 - i
-		m, ok := s.member(hostName(other))
-		want := member{Name: hostName(other), NodeID: uint64(other + 1), Addr: c.Addr(other) + ":7946", Alive: true, Status: "alive"}
+		m, ok := s.Member(hostName(other))
+		want := Member{Name: hostName(other), NodeID: uint64(other + 1), Addr: c.Addr(other) + ":7946", Alive: true, Status: "alive"}
 		if !ok || m != want {
 			t.Errorf("%s: member %s is %+v, want %+v", s.Name, hostName(other), m, want)
 		}
@@ -235,7 +202,7 @@ func TestDiscoveryTwoHosts(t *testing.T) {
 	if err := c.procs[1].Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	var s1b status
+	var s1b Status
 	took = waitFor(t, "host-1 leads after host-2's SIGTERM", 5*time.Second, func() (bool, string) {
 		s, err := c.status(0)
 		if err != nil {
@@ -254,13 +221,13 @@ func TestDiscoveryTwoHosts(t *testing.T) {
 	c.stop(1, 10*time.Second, start)
 	// host-2 left the membership gracefully: host-1 shows it "left" (a
 	// leaving agent says so in its metadata before it leaves).
-	var gone member
+	var gone Member
 	waitFor(t, "host-1 sees host-2 gone", 5*time.Second, func() (bool, string) {
 		s, err := c.status(0)
 		if err != nil {
 			return false, err.Error()
 		}
-		m, ok := s.member("host-2")
+		m, ok := s.Member("host-2")
 		gone = m
 		return ok && !m.Alive && m.Status == "left", fmt.Sprintf("host-2 is %+v (known: %v)", m, ok)
 	})

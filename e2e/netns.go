@@ -5,13 +5,9 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,8 +20,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/net/ipv4"
 )
 
 // Prefix starts the name of every namespace, bridge and veth the test bed
@@ -43,13 +37,17 @@ const (
 // Net is a LAN of hosts: one network namespace per host, each with lo and
 // an eth0 whose other end is a port of one bridge.
 type Net struct {
-	t      testing.TB
+	t      TB
 	suffix string
 	bridge string
 	dir    string // logs
 	hosts  []string
 	procs  []*Proc
 	mu     sync.Mutex
+
+	clients  map[int]*http.Client // by host: connections opened in its namespace
+	faults   []bool               // by host: its fault table exists
+	counting bool                 // the bridge's packet counters exist
 }
 
 // Proc is a process started in a host's namespace by Net.Start.
@@ -75,7 +73,7 @@ var (
 // NewNet creates hosts hosts, or skips the test when this process cannot
 // (not root, no ip command). Everything it creates is removed when the
 // test ends, the processes started in it first.
-func NewNet(t testing.TB, hosts int) *Net {
+func NewNet(t TB, hosts int) *Net {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("e2e: needs root to create network namespaces (run ./test.sh as root, as CI does)")
@@ -183,18 +181,25 @@ func moduleRoot() (string, error) {
 // (ip netns exec, which execs it: Pid is lanleader's). Its output goes to
 // Proc.Path. It is killed (SIGKILL, by pid) at the end of the test if it
 // is still running.
-func (n *Net) Start(t testing.TB, i int, args ...string) *Proc {
+func (n *Net) Start(t TB, i int, args ...string) *Proc {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
 		t.Fatalf("e2e: %v", err)
 	}
+	return n.StartProgram(t, i, bin, args...)
+}
+
+// StartProgram is Start for another program (a path, or a name looked up
+// in PATH), e.g. keepalived.
+func (n *Net) StartProgram(t TB, i int, bin string, args ...string) *Proc {
+	t.Helper()
 	n.mu.Lock()
 	path := filepath.Join(n.dir, fmt.Sprintf("host-%d.%d.log", i+1, len(n.procs)))
 	n.mu.Unlock()
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	defer f.Close()
 	cmd := exec.Command("ip", append([]string{"netns", "exec", n.hosts[i], bin}, args...)...)
@@ -290,31 +295,6 @@ func (n *Net) Exec(i int, args ...string) (string, error) {
 	return n.run(nil, append([]string{"netns", "exec", n.hosts[i]}, args...)...)
 }
 
-// Get fetches url from inside host i's namespace (its own loopback, e.g.
-// http://127.0.0.1:9947/metrics) and returns the body of a 200 answer.
-func (n *Net) Get(i int, url string) (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	return n.run([]string{helperEnv + "=get", helperURL + "=" + url},
-		"netns", "exec", n.hosts[i], self)
-}
-
-// SendUDP sends one datagram with payload from host i (from its address,
-// a free port) to dst, with IP TTL ttl. To a multicast group it goes out
-// of eth0, not looped back to host i.
-func (n *Net) SendUDP(i int, dst string, ttl int, payload []byte) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	_, err = n.run([]string{helperEnv + "=send", helperSrc + "=" + n.Addr(i), helperDst + "=" + dst,
-		helperTTL + "=" + strconv.Itoa(ttl), helperPayload + "=" + hex.EncodeToString(payload)},
-		"netns", "exec", n.hosts[i], self)
-	return err
-}
-
 // run runs ip with args (and env added to this process's), bounded in
 // time.
 func (n *Net) run(env []string, args ...string) (string, error) {
@@ -338,7 +318,7 @@ func (n *Net) run(env []string, args ...string) (string, error) {
 }
 
 // ip runs the ip command and fails the test if it fails.
-func (n *Net) ip(t testing.TB, args ...string) {
+func (n *Net) ip(t TB, args ...string) {
 	t.Helper()
 	if _, err := n.run(nil, args...); err != nil {
 		t.Fatalf("e2e: creating the test bed: %v", err)
@@ -347,7 +327,7 @@ func (n *Net) ip(t testing.TB, args ...string) {
 
 // sh runs a shell script in host i's namespace and fails the test if it
 // fails.
-func (n *Net) sh(t testing.TB, i int, script string) {
+func (n *Net) sh(t TB, i int, script string) {
 	t.Helper()
 	if _, err := n.run(nil, "netns", "exec", n.hosts[i], "sh", "-ec", script); err != nil {
 		t.Fatalf("e2e: setting up %s: %v", n.hosts[i], err)
@@ -358,6 +338,7 @@ func (n *Net) sh(t testing.TB, i int, script string) {
 // bridge, and shows the logs of the processes when the test failed.
 func (n *Net) close() {
 	t := n.t
+	n.closeClients()
 	if t.Failed() {
 		n.mu.Lock()
 		procs := append([]*Proc(nil), n.procs...)
@@ -380,6 +361,11 @@ func (n *Net) close() {
 	}
 	if err := deleteLink(n.bridge); err != nil {
 		t.Errorf("e2e cleanup: %v", err)
+	}
+	if n.counting {
+		if err := deleteCountTable(n.countTable()); err != nil {
+			t.Errorf("e2e cleanup: %v", err)
+		}
 	}
 }
 
@@ -454,7 +440,7 @@ var leftoverName = regexp.MustCompile(`^` + regexp.QuoteMeta(Prefix) + `(?:br|[0
 
 // removeLeftovers deletes the namespaces, veths and bridges that a test
 // process which no longer runs (killed, say) left behind.
-func removeLeftovers(t testing.TB) {
+func removeLeftovers(t TB) {
 	t.Helper()
 	for _, ns := range listNamespaces() {
 		if stale(ns) {
@@ -474,6 +460,12 @@ func removeLeftovers(t testing.TB) {
 		if pid, err := strconv.Atoi(f[2]); err == nil && gone(pid) {
 			t.Logf("e2e: removing %s, left by an earlier run", dir)
 			os.RemoveAll(dir)
+		}
+	}
+	for _, tbl := range staleCountTables() {
+		t.Logf("e2e: removing nftables table bridge %s, left by an earlier run", tbl)
+		if err := deleteCountTable(tbl); err != nil {
+			t.Errorf("e2e: %v", err)
 		}
 	}
 	out, _ := exec.Command("ip", "-o", "link", "show").Output()
@@ -517,107 +509,19 @@ func gone(pid int) bool {
 	return !strings.HasSuffix(strings.TrimSuffix(exe, " (deleted)"), ".test")
 }
 
-// The helper modes of the test binary, run by Net.Get and Net.SendUDP
-// inside a namespace.
-const (
-	helperEnv     = "LLT_E2E_HELPER"
-	helperURL     = "LLT_E2E_URL"
-	helperSrc     = "LLT_E2E_SRC"
-	helperDst     = "LLT_E2E_DST"
-	helperTTL     = "LLT_E2E_TTL"
-	helperPayload = "LLT_E2E_PAYLOAD"
-)
-
 // Main is what a TestMain of a package that uses the test bed calls:
-// os.Exit(e2e.Main(m)). In a helper process it runs the helper instead of
-// the tests; after the tests it removes the binary Binary built.
+// os.Exit(e2e.Main(m)). After the tests it removes the binary Binary
+// built.
 func Main(m *testing.M) int {
-	if mode := os.Getenv(helperEnv); mode != "" {
-		if err := runHelper(mode); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e helper %s: %v\n", mode, err)
-			return 1
-		}
-		return 0
-	}
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	RemoveBinary()
 	return code
 }
 
-func runHelper(mode string) error {
-	switch mode {
-	case "get":
-		return helperGet(os.Getenv(helperURL))
-	case "send":
-		ttl, err := strconv.Atoi(os.Getenv(helperTTL))
-		if err != nil {
-			return err
-		}
-		payload, err := hex.DecodeString(os.Getenv(helperPayload))
-		if err != nil {
-			return err
-		}
-		return helperSend(os.Getenv(helperSrc), os.Getenv(helperDst), ttl, payload)
+// RemoveBinary removes the binary Binary built, if any. A command that
+// uses the test bed calls it before it exits.
+func RemoveBinary() {
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
 	}
-	return fmt.Errorf("unknown mode")
-}
-
-func helperGet(url string) error {
-	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	_, err = os.Stdout.Write(body)
-	return err
-}
-
-func helperSend(src, dst string, ttl int, payload []byte) error {
-	from, err := netip.ParseAddr(src)
-	if err != nil {
-		return err
-	}
-	to, err := netip.ParseAddrPort(dst)
-	if err != nil {
-		return err
-	}
-	if !to.Addr().Is4() || !netip.MustParsePrefix("198.18.0.0/15").Contains(to.Addr()) &&
-		!netip.MustParsePrefix("239.255.0.0/16").Contains(to.Addr()) {
-		return fmt.Errorf("%v: the test bed sends only to 198.18.0.0/15 and 239.255.0.0/16", to)
-	}
-	c, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(from, 0)))
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	p := ipv4.NewPacketConn(c)
-	if to.Addr().IsMulticast() {
-		ifi, err := net.InterfaceByName("eth0")
-		if err != nil {
-			return err
-		}
-		if err := p.SetMulticastInterface(ifi); err != nil {
-			return err
-		}
-		if err := p.SetMulticastTTL(ttl); err != nil {
-			return err
-		}
-		if err := p.SetMulticastLoopback(false); err != nil {
-			return err
-		}
-	} else if err := p.SetTTL(ttl); err != nil {
-		return err
-	}
-	_, err = p.WriteTo(payload, nil, net.UDPAddrFromAddrPort(to))
-	return err
 }
