@@ -1,29 +1,69 @@
 // Package e2e tests real lanleader agents on real hosts: each host is a
 // Linux network namespace, joined by a veth pair to one Linux bridge, with
 // addresses from 198.18.0.0/15 and multicast groups from 239.255.0.0/16
-// only.
+// only. The same test bed runs the LAN benchmark (bench/lanfailover).
 //
-// The tests need root (to create namespaces) and the ip command of
-// iproute2; without them they skip, saying why. ./test.sh installs
-// iproute2 when it runs as root and ip is missing. Run them with
+// The tests need root (to create namespaces), the ip command of iproute2
+// and, for faults and packet counts, the nft command of nftables; without
+// them they skip, saying why. ./test.sh installs both when it runs as
+// root. Run them with
 //
 //	sudo go test -count=1 -v ./e2e
+//	sudo go test -count=1 -v -run Scenario ./e2e    # the fault scenarios only
 //
-// The test bed (netns.go) addresses only 198.18.0.0/24 (hosts 198.18.0.1,
-// 198.18.0.2, …) and multicast groups of 239.255.0.0/16; the bridge has no
-// uplink and no address, and IPv6 is off on every interface it creates, so
-// nothing leaves it. Every object it creates is named with the prefix
-// "llt-": namespaces llt-<host>-<suffix>, the bridge llt-br<suffix>, the
-// bridge's ends of the veth pairs llt-<host>-<suffix> (the other end is
-// eth0 in the namespace), where the suffix is the test process's pid and a
-// letter; the lanleader build is in <tmp>/llt-bin-<pid>-<random>.
-// Everything is removed by t.Cleanup (the build by Main), also when a test
-// fails, and a new run first removes what a killed run left (objects whose
-// pid is no longer a running test binary), killing the processes left in
-// those namespaces by pid.
+// # The test bed
 //
-// The lanleader binary under test is built once per test run from
-// ./cmd/lanleader. A test package that uses the test bed must call Main
-// from its TestMain: it removes that build and runs the helper modes of
-// the test binary (Net.Get, Net.SendUDP), which run inside a namespace.
+// NewNet makes the hosts: host i is namespace llt-<i+1>-<suffix> with lo
+// and eth0 at 198.18.0.<i+1>/24, IPv6 off, IGMPv1 (whose reports go to
+// the group itself). The bridge has no uplink and no address, so nothing
+// leaves it. Start runs the lanleader binary, built once per run from
+// ./cmd/lanleader, in a host (ip netns exec, which execs it: the pid is
+// lanleader's); its output goes to a log file. Sockets that the test
+// process opens to a host (Get, SendUDP, the observer) are opened inside
+// the host's namespace, on a locked OS thread that enters it with setns,
+// so they reach the agent on the host's own loopback.
+//
+// # Faults
+//
+//   - a process: SIGKILL (crash), SIGSTOP and SIGCONT (a paused host),
+//     SIGTERM (graceful stop), and a restart (Start again);
+//   - the network, with nftables rules in the input hook of each host's
+//     own table (netem is not available in every kernel): Cut (one way:
+//     packets from some hosts do not reach others), Partition (both ways),
+//     Loss (a percentage of the UDP and TCP packets each host receives,
+//     drawn independently with numgen random); Heal removes them all.
+//     Dropped reads the rules' counters, so a test can show its fault bit.
+//
+// Faults act on eth0 only: the observer, which talks to each agent over
+// the host's loopback, keeps seeing every host.
+//
+// # The observer
+//
+// Observe polls every agent's /status and reads every agent's JSON log,
+// and records every change of state, term or leader at every host, on one
+// clock: every host is a namespace of this machine, so the agents' log
+// stamps and the observer's polls share the wall clock. Agree checks the
+// invariant (one leader and one term among a set of hosts, the leader
+// among them and leading, by default the largest key); Settle times from
+// the logs when the first host, and the last, named a new leader; Trace
+// prints the whole record, which a failing scenario shows.
+//
+// # Packets on the wire
+//
+// CountPackets adds nftables counters on the bridge (a table of the bridge
+// family in this process's namespace) that count each frame once as it
+// enters the bridge: election packets (by type: heartbeats and discovery
+// beacons apart), memberlist's, and VRRP's (for keepalived).
+//
+// # Cleaning up
+//
+// Every object the test bed creates is named with the prefix "llt-" (the
+// bridge's counter table "llt_br<suffix>"), where the suffix is the test
+// process's pid and a letter; the lanleader build is in
+// <tmp>/llt-bin-<pid>-<random>. Everything is removed by t.Cleanup (the
+// build by Main or RemoveBinary), also when a test fails: processes by
+// pid, then the namespaces (with their nftables rules), the veths, the
+// bridge and its counters. A new run first removes what a killed run left
+// (objects whose pid is no longer a running test binary), killing the
+// processes left in those namespaces by pid.
 package e2e

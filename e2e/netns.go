@@ -492,9 +492,9 @@ func stale(name string) bool {
 	return err == nil && gone(pid)
 }
 
-// gone says whether process pid, a test process, no longer runs: no
-// process has that pid, or one that is not a Go test binary (the pid was
-// reused).
+// gone says whether process pid, a process that used the test bed, no
+// longer runs: no process has that pid, or one that is neither a Go test
+// binary nor the LAN benchmark (the pid was reused).
 func gone(pid int) bool {
 	if pid == os.Getpid() {
 		return false
@@ -503,7 +503,8 @@ func gone(pid int) bool {
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist)
 	}
-	return !strings.HasSuffix(strings.TrimSuffix(exe, " (deleted)"), ".test")
+	exe = strings.TrimSuffix(exe, " (deleted)")
+	return !strings.HasSuffix(exe, ".test") && filepath.Base(exe) != "lanfailover"
 }
 
 // Main is what a TestMain of a package that uses the test bed calls:
