@@ -267,8 +267,10 @@ func TestScenarioPartition(t *testing.T) {
 	l.report("partition 2|3: the minority", t0, 2, minority...)
 	// Hold the partition until memberlist on each side has declared the
 	// other side dead: the partition of a real LAN outage.
-	// memberlist's suspicion of a member nobody can confirm lasts up to
-	// 6 × 4 × log10(5) probe intervals ≈ 17 s before it is declared dead.
+	// memberlist probes one member a second, round robin, and suspects
+	// the one that does not answer for up to 6 × 4 probe intervals, 24 s,
+	// less with other members' confirmations (in the minority there is
+	// one other, ≈ 11 s): up to ≈ 30 s before it is declared dead.
 	waitFor(t, "each side sees the other dead", 45*time.Second, func() (bool, string) {
 		for _, h := range l.all() {
 			st, _, err := l.obs.Status(h)
