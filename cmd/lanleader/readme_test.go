@@ -9,8 +9,9 @@ import (
 )
 
 // TestREADMEIsTrue: every flag of `lanleader run` (with its YAML key) and
-// every lanleader metric is in the README's tables, and the README names
-// no flag of run or metric that does not exist.
+// every lanleader metric, with its type, its labels and the values of its
+// fixed-list labels, is in the README's tables, and the README names no
+// flag of run or metric that does not exist.
 func TestREADMEIsTrue(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -34,12 +35,37 @@ func TestREADMEIsTrue(t *testing.T) {
 			}
 		}
 	}
+	// Each metric's row names its type and its labels, and lists the values
+	// of its fixed-list labels.
 	names := map[string]bool{}
+	values := map[string][]string{"state": metrics.States, "status": metrics.MemberStatuses,
+		"result": metrics.ElectionResults, "reason": metrics.DropReasons}
 	for _, m := range metrics.Describe() {
 		names[m.Name] = true
-		row := "| `" + m.Name + "` | " + m.Type + " |"
-		if !strings.Contains(readme, row) {
-			t.Errorf("README has no metric row starting %q", row)
+		labels := ""
+		if m.Labels != "" {
+			labels = " `" + strings.ReplaceAll(m.Labels, ",", "`, `") + "`"
+		}
+		prefix := "| `" + m.Name + "` | " + m.Type + " |" + labels + " | "
+		row := ""
+		for _, line := range strings.Split(readme, "\n") {
+			if strings.HasPrefix(line, prefix) {
+				row = line
+			}
+		}
+		if row == "" {
+			t.Errorf("README has no metric row starting %q", prefix)
+			continue
+		}
+		if meaning := strings.TrimSuffix(strings.TrimPrefix(row, prefix), " |"); strings.TrimSpace(meaning) == "" {
+			t.Errorf("README's row of %s says nothing about it", m.Name)
+		}
+		for _, l := range strings.Split(m.Labels, ",") {
+			for _, v := range values[l] {
+				if !strings.Contains(row, "`"+v+"`") {
+					t.Errorf("README's row of %s does not list the %s value `%s`", m.Name, l, v)
+				}
+			}
 		}
 	}
 	for _, line := range strings.Split(readme, "\n") {
