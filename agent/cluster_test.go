@@ -137,6 +137,25 @@ func TestFailover(t *testing.T) {
 				if second.Term <= first.Term {
 					t.Fatalf("new leadership %+v has no later term than %+v", second, first)
 				}
+				// Each survivor measured one failover, from the old leader's
+				// last word heard: after a crash, its last heartbeat, which
+				// came at most a heartbeat before it (so at least
+				// suspect-after − heartbeat); after a stop, its RESIGN.
+				for _, i := range l.Live() {
+					cfg := l.Agents[i].cfg
+					var m dto.Metric
+					if err := l.Agents[i].met.Failover.Write(&m); err != nil {
+						t.Fatal(err)
+					}
+					n, sum := m.GetHistogram().GetSampleCount(), time.Duration(m.GetHistogram().GetSampleSum()*float64(time.Second))
+					lo, hi := cfg.SuspectAfter-cfg.Heartbeat, failoverBound
+					if mode == "graceful" {
+						lo, hi = 0, cfg.SuspectAfter
+					}
+					if n != 1 || sum < lo || sum > hi {
+						t.Errorf("node-%d: lanleader_failover_seconds count %d sum %v, want 1 failover in [%v, %v]", i+1, n, sum, lo, hi)
+					}
+				}
 				for _, i := range l.Live() {
 					s := l.Agents[i].Status()
 					if s.LeaderID != uint64(n-1) || s.LeaderName != fmt.Sprintf("node-%d", n-1) || s.Term != second.Term {

@@ -58,9 +58,11 @@ type loopState struct {
 
 	prev       election.Status
 	lastLeader uint64 // the last non-zero leader
-	lost       bool   // the leader was lost at lostAt, no new one yet
+	lost       bool   // the leader was lost, no new one yet; its last word was heard at lostAt
 	lostAt     time.Duration
-	electing   bool // this node ran an election that has not ended yet
+	heardFrom  uint64        // the leader whose last packet (or claim) was heard at heardAt
+	heardAt    time.Duration // (the start of a failover: lanleader_failover_seconds)
+	electing   bool          // this node ran an election that has not ended yet
 	since      time.Time
 	conflict   []string
 	evidence   map[string]time.Duration // conflict evidence → when last seen
@@ -200,7 +202,7 @@ func (a *Agent) do(act election.Action) {
 		// (the node that suspects it may win at once), which afterStep
 		// alone would not see.
 		if act.Leader == 0 && l.prev.Leader != 0 && !l.lost {
-			l.lost, l.lostAt = true, a.now()
+			l.lost, l.lostAt = true, a.lastHeard(l.prev)
 		}
 	case election.ActBecomeLeader:
 		// Reported through afterStep, from the machine's status.
@@ -284,7 +286,20 @@ func (a *Agent) onPacket(p packet) {
 			l.peers[p.msg.From] = peer{addr: p.src, key: election.Key{Priority: p.msg.Priority, ID: p.msg.From}, seen: p.at}
 		}
 	}
+	if p.msg.From == l.prev.Leader {
+		l.heardFrom, l.heardAt = p.msg.From, p.at
+	}
 	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
+}
+
+// lastHeard is when this node last heard the leader of st: its last
+// packet, or when it learnt of it; now when it was this node itself.
+func (a *Agent) lastHeard(st election.Status) time.Duration {
+	l := &a.loop
+	if st.Leader == st.Self.ID || st.Leader != l.heardFrom {
+		return a.now()
+	}
+	return l.heardAt
 }
 
 // onBeacon joins the memberlist address a discovery beacon announces,
@@ -459,14 +474,26 @@ func (a *Agent) afterStep() {
 		l.electing = false
 	}
 
+	// A failover runs from the last word of the old leader heard here (its
+	// last heartbeat, or its RESIGN) to a new leader known here: how long
+	// the cluster went without a leader, as this node saw it. A new leader
+	// may come after this node lost the old one, or at once, by a smaller
+	// node's claim heard before this node suspected anything. A larger
+	// node taking over (a preemption) is not a failover.
 	var failover time.Duration
 	switch {
 	case st.Leader == 0 && prev.Leader != 0 && !l.lost:
-		l.lost, l.lostAt = true, now
+		l.lost, l.lostAt = true, a.lastHeard(prev)
 	case st.Leader != 0 && l.lost:
-		failover = now - l.lostAt
+		failover = max(now-l.lostAt, 0)
 		l.lost = false
 		a.met.Failover.Observe(failover.Seconds())
+	case st.Leader != 0 && prev.Leader != 0 && st.Leader != prev.Leader && st.LeaderKey.Less(prev.LeaderKey):
+		failover = max(now-a.lastHeard(prev), 0)
+		a.met.Failover.Observe(failover.Seconds())
+	}
+	if st.Leader != 0 && st.Leader != prev.Leader {
+		l.heardFrom, l.heardAt = st.Leader, now
 	}
 	if st.Leader != 0 && st.Leader != l.lastLeader {
 		l.lastLeader = st.Leader

@@ -518,13 +518,17 @@ scrape_configs:
 		if after.term[inst] != before.term[leaderInstance]+1 {
 			t.Errorf("%s: term %v, want %v (one election after %v)", inst, after.term[inst], before.term[leaderInstance]+1, before.term[leaderInstance])
 		}
+		// Every survivor measures the failover from node-5's last
+		// heartbeat it heard: at least suspect-after − heartbeat (the
+		// defaults, 300 ms − 100 ms), whether it suspected node-5 itself
+		// or heard node-4's claim first.
 		f := after.failovers[inst] - before.failovers[inst]
-		if f < 0 || f > 1 || inst == newLeader && f != 1 {
-			t.Errorf("%s: lanleader_failover_seconds_count moved by %v, want 1 on the new leader, 0 or 1 elsewhere", inst, f)
+		if f != 1 {
+			t.Errorf("%s: lanleader_failover_seconds_count moved by %v, want 1", inst, f)
 		}
 		failoversRecorded += f
-		if sum := after.failoverSum[inst] - before.failoverSum[inst]; sum < 0 || sum > f*1.0 {
-			t.Errorf("%s: lanleader_failover_seconds_sum moved by %vs for %v failovers, want at most 1 s each", inst, sum, f)
+		if sum := after.failoverSum[inst] - before.failoverSum[inst]; sum < 0.2 || sum > 1.0 {
+			t.Errorf("%s: lanleader_failover_seconds_sum moved by %vs, want 0.2 s to 1 s", inst, sum)
 		}
 	}
 	// Every recorded failover took less than a second: the le="1" bucket
@@ -533,8 +537,8 @@ scrape_configs:
 	for _, inst := range targets[:n-1] {
 		under1s += after.failoverUnder1s[inst] - before.failoverUnder1s[inst]
 	}
-	if failoversRecorded < 1 || under1s != failoversRecorded {
-		t.Errorf("survivors recorded %v failovers, %v of them under 1 s; want at least 1, all under 1 s", failoversRecorded, under1s)
+	if failoversRecorded != float64(n-1) || under1s != failoversRecorded {
+		t.Errorf("survivors recorded %v failovers, %v of them under 1 s; want %d, all under 1 s", failoversRecorded, under1s, n-1)
 	}
 	t.Logf("failovers recorded by the survivors: %v", failoversRecorded)
 

@@ -107,7 +107,7 @@ var (
 	specPacketsDropped = spec{"lanleader_packets_dropped_total", typeCounter, []string{"reason"},
 		"Received election datagrams dropped before reaching the election machine, by reason."}
 	specFailover = spec{"lanleader_failover_seconds", typeHistogram, nil,
-		"Time in seconds from losing the leader at this node (suspicion, its RESIGN, or membership reporting it gone) to a new leader known here."}
+		"Time in seconds from the old leader's last word heard at this node (its last heartbeat, or its RESIGN) to a new leader known here; a preemption is not a failover."}
 	specJobRunning = spec{"lanleader_job_running", typeGauge, nil,
 		"Whether the leader-only job is running on this node (1) or not (0)."}
 	specJobRestarts = spec{"lanleader_job_restarts_total", typeCounter, nil,

@@ -236,7 +236,7 @@ lanleader_job_running 0
 # HELP lanleader_job_restarts_total Times the leader-only job was restarted after it exited while this node led.
 # TYPE lanleader_job_restarts_total counter
 lanleader_job_restarts_total 0
-# HELP lanleader_failover_seconds Time in seconds from losing the leader at this node (suspicion, its RESIGN, or membership reporting it gone) to a new leader known here.
+# HELP lanleader_failover_seconds Time in seconds from the old leader's last word heard at this node (its last heartbeat, or its RESIGN) to a new leader known here; a preemption is not a failover.
 # TYPE lanleader_failover_seconds histogram
 lanleader_failover_seconds_bucket{le="0.01"} 0
 lanleader_failover_seconds_bucket{le="0.025"} 0
