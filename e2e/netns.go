@@ -55,6 +55,7 @@ type Proc struct {
 	Pid  int
 	Host int    // the host's index
 	Path string // the log: standard output and standard error
+	Prog string // the program's name: lanleader, keepalived, …
 	Args []string
 
 	cmd  *exec.Cmd
@@ -207,7 +208,7 @@ func (n *Net) StartProgram(t TB, i int, bin string, args ...string) *Proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %v in %s: %v", args, n.hosts[i], err)
 	}
-	p := &Proc{Pid: cmd.Process.Pid, Host: i, Path: path, Args: args, cmd: cmd, done: make(chan struct{})}
+	p := &Proc{Pid: cmd.Process.Pid, Host: i, Path: path, Prog: filepath.Base(bin), Args: args, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -345,7 +346,7 @@ func (n *Net) close() {
 			if len(l) > maxLogDump {
 				l = "…" + l[len(l)-maxLogDump:]
 			}
-			t.Logf("log of host %d, pid %d, lanleader %s:\n%s", p.Host+1, p.Pid, strings.Join(p.Args, " "), l)
+			t.Logf("log of host %d, pid %d, %s %s:\n%s", p.Host+1, p.Pid, p.Prog, strings.Join(p.Args, " "), l)
 		}
 	}
 	for i := len(n.hosts) - 1; i >= 0; i-- {

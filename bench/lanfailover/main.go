@@ -1,0 +1,456 @@
+//go:build linux
+
+// Command lanfailover measures failover on a LAN of real hosts: the test
+// bed of e2e/ (one Linux network namespace per host, veth pairs on one
+// bridge, addresses 198.18.0.1, 198.18.0.2, …) with one `lanleader run`
+// process per host, found by multicast beacons. It needs root.
+//
+//	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
+//	    [-heartbeat 100ms,10ms] [-mode crash,graceful]
+//	    [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
+//
+// For each heartbeat and mode it starts one cluster (host-k has node_id k;
+// host-K, the largest, leads) and runs -trials trials. Each trial waits
+// until every host agrees that host-K leads, sleeps a random delay in
+// [0, heartbeat) so that the kill falls at a random phase of the leader's
+// heartbeat, then at t0 takes host-K's agent down:
+//
+//   - crash: SIGKILL (no RESIGN, no leave: the others must miss its
+//     heartbeats, then elect);
+//   - graceful: SIGTERM (the agent sends RESIGN, then leaves): the time is
+//     from the signal, so it bounds the time from RESIGN from above.
+//
+// and waits until the other hosts agree on host-(K−1). It reports, from
+// the agents' own log stamps (nanoseconds, one clock: every host is a
+// namespace of this machine), the time from t0 to the first host naming
+// the new leader ("first", normally the new leader itself) and to the last
+// one ("all agree"). Then it restarts host-K and waits until it leads
+// again before the next trial.
+//
+// Election packets per failover are the frames to the election port that
+// entered the bridge between t0 and the agreement, counted once each by an
+// nftables counter on the bridge, heartbeats and discovery beacons apart:
+// ELECTION, ANSWER, COORDINATOR, RESIGN. CPU (% of one core over the
+// agent's life) and RSS are read from /proc for every agent at the end of
+// a setting.
+//
+// With -keepalived the same namespaces, hosts and kills run keepalived
+// (Debian's package: apt-get install keepalived) with one VRRP instance
+// (priority 99+k on host-k, preemption on) and one virtual address,
+// 198.18.0.200, for each -advert-int: VRRPv2, keepalived's default, for
+// whole seconds, VRRPv3 otherwise (v2 has no sub-second adverts). A crash
+// SIGKILLs every keepalived process of host-K, its VRRP child first;
+// graceful SIGTERMs the parent. Its times are the kernel's stamps of the
+// frames on the bridge: "first" is host-(K−1)'s first advert as master,
+// "all agree" its first gratuitous ARP for the virtual address (VRRP
+// backups record no master); its packets are VRRP frames. Its rows are
+// printed in the same table.
+//
+// Exit status 0 when every trial agreed within 30 s, 1 otherwise (or when
+// the test bed cannot be built: not root, no ip or nft), 2 for bad flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lanleader/lanleader/bench/internal/machine"
+	"github.com/lanleader/lanleader/bench/internal/stats"
+	"github.com/lanleader/lanleader/e2e"
+)
+
+// deadline bounds every wait for agreement.
+const deadline = 30 * time.Second
+
+// observeEvery is the observer's polling period: it only decides when to
+// go on; the figures come from the agents' log stamps.
+const observeEvery = 20 * time.Millisecond
+
+type options struct {
+	hosts, trials int
+	heartbeats    []time.Duration
+	modes         []string
+	keepalived    bool
+	adverts       []time.Duration
+	seed          uint64
+	verbose       bool
+}
+
+func main() {
+	opt, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "lanfailover: %v\n", err)
+		os.Exit(2)
+	}
+	code := run(opt, os.Stdout, os.Stderr)
+	e2e.RemoveBinary()
+	os.Exit(code)
+}
+
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("lanfailover", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n\n"+
+			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
+			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
+			"or stopped. Needs root, iproute2 and nftables (and keepalived for -keepalived).\n\n")
+		fs.PrintDefaults()
+	}
+	var o options
+	fs.IntVar(&o.hosts, "hosts", 5, "hosts in the LAN, 2…32")
+	fs.IntVar(&o.trials, "trials", 30, "kills per setting and mode, at least 1")
+	hbs := fs.String("heartbeat", "100ms,10ms", "comma-separated lanleader heartbeat intervals (100ms is the default)")
+	modes := fs.String("mode", "crash,graceful", "comma-separated modes: crash (SIGKILL), graceful (SIGTERM)")
+	fs.BoolVar(&o.keepalived, "keepalived", false, "also measure keepalived (VRRP) on the same hosts")
+	adverts := fs.String("advert-int", "1s,100ms", "comma-separated keepalived advert_int values (1s is keepalived's default)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random kill phase")
+	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stderr)
+			fs.Usage()
+		}
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.hosts < 2 || o.hosts > 32 {
+		return o, fmt.Errorf("-hosts: %d out of range 2…32", o.hosts)
+	}
+	if o.trials < 1 {
+		return o, fmt.Errorf("-trials: %d, want at least 1", o.trials)
+	}
+	var err error
+	if o.heartbeats, err = durations("-heartbeat", *hbs, 10*time.Millisecond); err != nil {
+		return o, err
+	}
+	if o.adverts, err = durations("-advert-int", *adverts, 10*time.Millisecond); err != nil {
+		return o, err
+	}
+	for f := range strings.SplitSeq(*modes, ",") {
+		m := strings.TrimSpace(f)
+		if m != "crash" && m != "graceful" {
+			return o, fmt.Errorf("-mode: %q is not crash or graceful", m)
+		}
+		o.modes = append(o.modes, m)
+	}
+	return o, nil
+}
+
+func durations(flag, list string, least time.Duration) ([]time.Duration, error) {
+	var out []time.Duration
+	for f := range strings.SplitSeq(list, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a duration (like 100ms)", flag, strings.TrimSpace(f))
+		}
+		if d < least {
+			return nil, fmt.Errorf("%s: %v is shorter than %v", flag, d, least)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// result is one row: a system, a setting and a mode.
+type result struct {
+	System   string // lanleader, keepalived
+	Setting  string // "heartbeat 100ms", "advert_int 1s"
+	Mode     string
+	First    []time.Duration // t0 → the first host names the new leader
+	All      []time.Duration // t0 → every other host names it
+	Packets  []uint64        // election packets per failover
+	Usage    []usage         // every agent, at the end
+	Failures []string
+}
+
+// usage is one agent's CPU and memory.
+type usage struct {
+	Host      int
+	TrialsCPU float64 // % of one core from the first agreement to the end of the trials; -1 for a host restarted by them
+	IdleCPU   float64 // % of one core over idleWindow after the trials, the cluster settled
+	RSS       uint64  // bytes, at the end
+}
+
+// idleWindow is how long each agent's CPU is measured after the trials.
+const idleWindow = 5 * time.Second
+
+// cpuTime is a process's CPU time (user and system) and when it was read.
+type cpuTime struct {
+	cpu time.Duration
+	at  time.Time
+}
+
+// percent is the CPU used between a and b, in % of one core.
+func percent(a, b cpuTime) float64 {
+	return 100 * (b.cpu - a.cpu).Seconds() / b.at.Sub(a.at).Seconds()
+}
+
+func run(o options, stdout, stderr io.Writer) int {
+	r := &runner{out: stdout, log: stderr, verbose: o.verbose}
+	rng := rand.New(rand.NewPCG(o.seed, 0x6c616e6c65616465)) // "lanleade"
+	fmt.Fprintf(stdout, "# %s\n", machine.This().Line())
+	fmt.Fprintf(stdout, "# %d hosts (network namespaces on one bridge), %d trials per row, seed %d\n", o.hosts, o.trials, o.seed)
+	var results []result
+	for _, hb := range o.heartbeats {
+		for _, mode := range o.modes {
+			fmt.Fprintf(stderr, "lanfailover: lanleader, heartbeat %v, %s: %d trials…\n", hb, mode, o.trials)
+			res := result{System: "lanleader", Setting: "heartbeat " + hb.String(), Mode: mode}
+			if msg := r.scope(func() { measureLanleader(r, o, hb, mode, rng, &res) }); msg != "" {
+				res.Failures = append(res.Failures, msg)
+			}
+			results = append(results, res)
+		}
+	}
+	if o.keepalived {
+		kaDefinitions(stdout)
+		for _, adv := range o.adverts {
+			for _, mode := range o.modes {
+				fmt.Fprintf(stderr, "lanfailover: keepalived, advert_int %v, %s: %d trials…\n", adv, mode, o.trials)
+				res := result{System: "keepalived", Setting: "advert_int " + adv.String(), Mode: mode}
+				if msg := r.scope(func() { measureKeepalived(r, o, adv, mode, rng, &res) }); msg != "" {
+					res.Failures = append(res.Failures, msg)
+				}
+				results = append(results, res)
+			}
+		}
+	}
+	printTable(stdout, results)
+	failed := false
+	for _, res := range results {
+		for _, f := range res.Failures {
+			failed = true
+			fmt.Fprintf(stderr, "lanfailover: %s, %s, %s: %s\n", res.System, res.Setting, res.Mode, f)
+		}
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func hostName(i int) string { return "host-" + strconv.Itoa(i+1) }
+
+// measureLanleader runs o.trials trials of mode on a fresh cluster with
+// heartbeat hb, into res.
+func measureLanleader(r *runner, o options, hb time.Duration, mode string, rng *rand.Rand, res *result) {
+	n := e2e.NewNet(r, o.hosts)
+	e2e.RequireNFT(r)
+	n.CountPackets(r)
+	obs := n.Observe(r, observeEvery)
+	start := func(i int) *e2e.Proc {
+		return n.Start(r, i, "run", "--bind", n.Addr(i), "--name", hostName(i), "--node-id", strconv.Itoa(i+1),
+			"--log-format", "json", "--heartbeat", hb.String())
+	}
+	procs := make([]*e2e.Proc, o.hosts)
+	all, others := make([]int, o.hosts), make([]int, o.hosts-1)
+	for i := range procs {
+		procs[i] = start(i)
+		all[i] = i
+		if i < o.hosts-1 {
+			others[i] = i
+		}
+	}
+	top := o.hosts - 1
+	since := obs.Start
+	var trialsFrom []cpuTime
+	for trial := range o.trials {
+		if why := waitAgree(obs, since, uint64(top+1), all); why != "" {
+			r.Fatalf("trial %d: %d hosts do not agree that host-%d leads within %v: %s", trial+1, o.hosts, top+1, deadline, why)
+		}
+		if trial == 0 {
+			trialsFrom = cpuTimes(r, procs)
+		}
+		time.Sleep(time.Duration(rng.Int64N(int64(hb))))
+		p0, err := n.Packets()
+		if err != nil {
+			r.Fatalf("%v", err)
+		}
+		t0 := time.Now()
+		sig := syscall.SIGKILL
+		if mode == "graceful" {
+			sig = syscall.SIGTERM
+		}
+		if err := procs[top].Signal(sig); err != nil {
+			r.Fatalf("trial %d: %v", trial+1, err)
+		}
+		if why := waitAgree(obs, t0, uint64(top), others); why != "" {
+			res.Failures = append(res.Failures, fmt.Sprintf("trial %d: no agreement on host-%d within %v: %s", trial+1, top, deadline, why))
+			return
+		}
+		p1, err := n.Packets()
+		if err != nil {
+			r.Fatalf("%v", err)
+		}
+		first, last, ok := obs.Settle(t0, uint64(top), others...)
+		if !ok {
+			r.Fatalf("trial %d: the hosts agree on host-%d, but not every log says so", trial+1, top)
+		}
+		res.First = append(res.First, first)
+		res.All = append(res.All, last)
+		res.Packets = append(res.Packets, p1.Sub(p0).Election)
+		r.Logf("lanleader heartbeat %v %s trial %d: first %v, all %v, %d election packets", hb, mode, trial+1, first, last, p1.Sub(p0).Election)
+
+		code, err := procs[top].Wait(10 * time.Second)
+		if mode == "graceful" && (err != nil || code != 0) {
+			r.Fatalf("trial %d: host-%d after SIGTERM: exit %d, %v; want exit 0", trial+1, top+1, code, err)
+		}
+		if !procs[top].Exited() {
+			r.Fatalf("trial %d: host-%d still runs 10 s after %v", trial+1, top+1, sig)
+		}
+		since = time.Now()
+		procs[top] = start(top)
+	}
+	if why := waitAgree(obs, since, uint64(top+1), all); why != "" {
+		r.Fatalf("after the last trial: %d hosts do not agree that host-%d leads within %v: %s", o.hosts, top+1, deadline, why)
+	}
+	trialsTo := cpuTimes(r, procs)
+	time.Sleep(idleWindow) // the measurement window, not a synchronisation
+	idleTo := cpuTimes(r, procs)
+	for i, p := range procs {
+		u := usage{Host: i, TrialsCPU: -1, IdleCPU: percent(trialsTo[i], idleTo[i])}
+		if i != top {
+			u.TrialsCPU = percent(trialsFrom[i], trialsTo[i])
+		}
+		rss, err := procRSS(p.Pid)
+		if err != nil {
+			r.Fatalf("host-%d: %v", i+1, err)
+		}
+		u.RSS = rss
+		res.Usage = append(res.Usage, u)
+	}
+}
+
+// cpuTimes reads the CPU time of every process.
+func cpuTimes(r *runner, procs []*e2e.Proc) []cpuTime {
+	out := make([]cpuTime, len(procs))
+	for i, p := range procs {
+		c, err := procCPU(p.Pid)
+		if err != nil {
+			r.Fatalf("host-%d: %v", i+1, err)
+		}
+		out[i] = cpuTime{c, time.Now()}
+	}
+	return out
+}
+
+// waitAgree polls obs until hosts agree on leader in polls after after;
+// "" when they do, why not when they do not within deadline.
+func waitAgree(obs *e2e.Observer, after time.Time, leader uint64, hosts []int) string {
+	why := ""
+	for end := time.Now().Add(deadline); time.Now().Before(end); time.Sleep(observeEvery / 2) {
+		var ok bool
+		if ok, why = obs.Agree(after, leader, hosts...); ok {
+			return ""
+		}
+	}
+	return why
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU is a process's CPU time so far (user and system), from
+// /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after "(comm)" start at field 3, state; utime and stime
+	// are fields 14 and 15 (1-based, proc(5)).
+	s := string(stat)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %v", pid, err)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// procRSS is a process's resident set size, from /proc/<pid>/status.
+func procRSS(pid int) (uint64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for l := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+}
+
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+}
+
+func printTable(w io.Writer, results []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tsetting\tmode\tn\tfirst median\tp90\tp99\tmax\tall agree median\tp90\tp99\tmax\tpackets median\tmax\t")
+	for _, res := range results {
+		f, a := stats.Summarize(res.First), stats.Summarize(res.All)
+		if f.N == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t0\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", res.System, res.Setting, res.Mode)
+			continue
+		}
+		pk := packetStats(res.Packets)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", res.System, res.Setting, res.Mode, f.N,
+			ms(f.Median), ms(f.P90), ms(f.P99), ms(f.Max), ms(a.Median), ms(a.P90), ms(a.P99), ms(a.Max), pk[0], pk[1])
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "# times in ms from the kill (SIGKILL, or SIGTERM for graceful): lanleader's on the agents' log stamps,")
+	fmt.Fprintln(w, "# keepalived's on the VRRP frames' kernel stamps on the bridge (see its lines above);")
+	fmt.Fprintln(w, "# packets: election packets (lanleader: ELECTION, ANSWER, COORDINATOR, RESIGN; keepalived: VRRP)")
+	fmt.Fprintln(w, "# on the bridge from the kill to the agreement, each frame counted once")
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tsetting\tmode\thost\tCPU % trials\tCPU % idle\tRSS MiB\t")
+	for _, res := range results {
+		for _, u := range res.Usage {
+			trials := "-"
+			if u.TrialsCPU >= 0 {
+				trials = strconv.FormatFloat(u.TrialsCPU, 'f', 2, 64)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%.1f\t\n", res.System, res.Setting, res.Mode, hostName(u.Host),
+				trials, u.IdleCPU, float64(u.RSS)/(1<<20))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "# CPU in %% of one core: during the trials (the last host restarts every trial: -), and over %v\n", idleWindow)
+	fmt.Fprintln(w, "# after them with the cluster settled; RSS at the end")
+}
+
+// packetStats is the median and max of xs, as text.
+func packetStats(xs []uint64) [2]string {
+	if len(xs) == 0 {
+		return [2]string{"-", "-"}
+	}
+	ds := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		ds[i] = time.Duration(x)
+	}
+	s := stats.Summarize(ds)
+	return [2]string{strconv.FormatInt(int64(s.Median), 10), strconv.FormatInt(int64(s.Max), 10)}
+}
