@@ -394,6 +394,9 @@ func deleteNamespace(ns string) error {
 		time.Sleep(25 * time.Millisecond)
 	}
 	if out, err := exec.Command("ip", "netns", "delete", ns).CombinedOutput(); err != nil {
+		if !slices.Contains(listNamespaces(), ns) {
+			return nil // deleted meanwhile, by the run that made it
+		}
 		return fmt.Errorf("ip netns delete %s: %v: %s", ns, err, strings.TrimSpace(string(out)))
 	}
 	return nil
