@@ -441,7 +441,7 @@ func printTable(w io.Writer, results []result) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "# CPU in %% of one core: during the trials (the last host restarts every trial: -; lanleader's\n")
+	fmt.Fprintln(w, "# CPU in % of one core: during the trials (the last host restarts every trial: -; lanleader's")
 	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v), and over %v after them with\n", observeEvery, idleWindow)
 	fmt.Fprintln(w, "# the cluster settled and nothing polling; RSS at the end")
 }
