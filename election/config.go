@@ -8,9 +8,17 @@ import (
 	"github.com/lanleader/lanleader/detector"
 )
 
-// Config is the configuration of one bully machine. The zero value is not
-// usable: start from DefaultConfig and set ID (and Priority).
+// Config is the configuration of one election machine (bully or one of
+// the ring family). The zero value is not usable: start from
+// DefaultConfig and set ID (and Priority).
 type Config struct {
+	// Algorithm names the election algorithm, one of Algorithms: "bully"
+	// (the default; also when empty), "ring", "chang-roberts" or
+	// "hirschberg-sinclair". Everything but the election itself —
+	// heartbeats, terms, the detector, preemption, resign, conflicts — is
+	// the same for all. Every node of a cluster must run the same one.
+	Algorithm string
+
 	// ID is this node's node_id. Required, non-zero.
 	ID NodeID
 	// Priority is this node's priority (the seeds' "estimate"), 1 to
@@ -56,6 +64,25 @@ type Config struct {
 	// elections for this long, so that leadership really moves.
 	// Default 10×HeartbeatInterval (1s); never less than PreemptDelay.
 	ResignHoldoff time.Duration
+
+	// RingOrder places the members on the ring family's logical ring. The
+	// zero value is the design's ring: the live members sorted by key,
+	// each one's successor the next larger key. The other orders exist to
+	// measure the textbook's best, average and worst placements
+	// (bench/complexity); every node of a cluster must use the same.
+	// Bully ignores it.
+	RingOrder RingOrder
+}
+
+// RingOrder is an order of the logical ring.
+type RingOrder struct {
+	// Descending: each member's successor is the next smaller key (the
+	// ring runs the other way round).
+	Descending bool
+	// Shuffle, when not 0, orders the ring by a hash of each member's
+	// node_id keyed with Shuffle instead of by key: a random placement of
+	// the keys on the ring that every node computes alike.
+	Shuffle uint64
 }
 
 // DefaultConfig returns a Config with every default filled in for node id.
@@ -74,6 +101,9 @@ func (c Config) WithDefaults() Config {
 
 // fill sets the defaults of every zero field.
 func (c *Config) fill() {
+	if c.Algorithm == "" {
+		c.Algorithm = AlgorithmBully
+	}
 	if c.Priority == 0 {
 		c.Priority = 100
 	}
@@ -103,6 +133,11 @@ func (c *Config) fill() {
 // fault.
 func (c Config) Validate() error {
 	var errs []error
+	switch c.Algorithm {
+	case "", AlgorithmBully, AlgorithmRing, AlgorithmChangRoberts, AlgorithmHirschbergSinclair:
+	default:
+		errs = append(errs, errUnknownAlgorithm(c.Algorithm))
+	}
 	if c.ID == 0 {
 		errs = append(errs, errors.New("node id: must not be 0"))
 	}

@@ -1,5 +1,8 @@
-// Package election decides who leads: the bully algorithm (and, later, the
-// ring family) as pure, deterministic state machines.
+// Package election decides who leads: the bully algorithm and the ring
+// family from the literature (ring with the list of live processes,
+// Chang–Roberts, Hirschberg–Sinclair), as pure, deterministic state
+// machines behind one interface, Machine. New builds the one that
+// Config.Algorithm names.
 //
 // A machine takes one event at a time with the current time of its node's
 // monotonic clock — a message arrived, a timer it set fired, membership
@@ -13,8 +16,19 @@
 //
 // The election key is (priority, node_id): the larger wins. Every
 // leadership has a term that only grows: a new coordinator takes one more
-// than any term it has seen; a higher term beats a lower one, and on equal
-// terms the larger key wins.
+// than any term it has seen (the ring family: the term its round
+// proposed); a higher term beats a lower one, and on equal terms the
+// larger key wins.
+//
+// The algorithms share everything but the election (core.go): the listen
+// period after a start, heartbeats and the failure detector, terms and the
+// claims that carry them (COORDINATOR, HEARTBEAT), preemption, resign and
+// its hold-off, node_id conflicts. Bully's election is bully.go; the ring
+// family's shared machinery — the logical ring (the live members sorted by
+// key), acknowledged hops skipped to the next live node after T, rounds
+// with terms — is ring.go, and each algorithm has its file (ringlist.go,
+// changroberts.go, hirschberg.go), whose comment numbers the steps of its
+// textbook description and says what a LAN made us add.
 //
 // What this package must not do: read a clock, open a socket, start a
 // goroutine, log, or draw randomness that is not passed in. A machine is not

@@ -41,6 +41,8 @@ import (
 //
 //	nodes 1 2 3:150 ...        the nodes (id or id:priority, default 100);
 //	    [preempt=false] [preempt-delay=1s]   options for all of them
+//	    [algorithm=ring]       the algorithm they run (default bully)
+//	    [ring-order=descending|shuffle:SEED]  Config.RingOrder
 //	start all | start ID...    start (or restart, with a fresh machine) nodes;
 //	                           each is told the other live nodes (EvMemberUp)
 //	                           and the live nodes are told about it
@@ -67,6 +69,7 @@ import (
 //
 //	3 -> all ELECTION scope=larger count=2 term=1   a multicast (Count: recipients in 3's view)
 //	4 -> 1 ANSWER term=1                            a unicast
+//	1 -> 2 RING_ELECTION term=1 origin=1 list=[1]   a unicast of the ring family, with its body
 //	3 timer answer                                  a timer came due (heartbeat timers are not shown)
 //	4 becomes leader term=2                         ActBecomeLeader
 //	2 follows 4 term=2 / 2 follows nobody term=1    ActFollow
@@ -260,6 +263,7 @@ type traceNet struct {
 	order   []NodeID
 	nodes   map[NodeID]*traceNode
 	opts    []func(*Config)
+	alg     string
 	queue   []envelope
 	cut     map[[2]NodeID]bool
 	out     []string
@@ -268,7 +272,7 @@ type traceNet struct {
 
 type traceNode struct {
 	key   Key
-	m     *Bully // nil before its first start
+	m     Machine // nil before its first start
 	up    bool
 	armed [numTimers]bool
 	at    [numTimers]time.Duration
@@ -356,6 +360,19 @@ func (w *traceNet) cmdNodes(args []string) error {
 		switch {
 		case a == "preempt=false":
 			w.opts = append(w.opts, noPreempt)
+		case a == "ring-order=descending":
+			w.opts = append(w.opts, func(c *Config) { c.RingOrder.Descending = true })
+		case strings.HasPrefix(a, "ring-order=shuffle:"):
+			seed, err := strconv.ParseUint(strings.TrimPrefix(a, "ring-order=shuffle:"), 10, 64)
+			if err != nil || seed == 0 {
+				return fmt.Errorf("bad shuffle seed in %q", a)
+			}
+			w.opts = append(w.opts, func(c *Config) { c.RingOrder.Shuffle = seed })
+		case strings.HasPrefix(a, "algorithm="):
+			w.alg = strings.TrimPrefix(a, "algorithm=")
+			if !slices.Contains(Algorithms, w.alg) {
+				return fmt.Errorf("unknown algorithm %q", w.alg)
+			}
 		case strings.HasPrefix(a, "preempt-delay="):
 			d, err := time.ParseDuration(strings.TrimPrefix(a, "preempt-delay="))
 			if err != nil {
@@ -451,10 +468,13 @@ func (w *traceNet) cmdStart(args []string) error {
 	for _, n := range ns {
 		cfg := DefaultConfig(n.key.ID)
 		cfg.Priority = n.key.Priority
+		if w.alg != "" {
+			cfg.Algorithm = w.alg
+		}
 		for _, o := range w.opts {
 			o(&cfg)
 		}
-		m, err := NewBully(cfg)
+		m, err := New(cfg)
 		if err != nil {
 			return err
 		}
@@ -574,7 +594,7 @@ func (w *traceNet) step(n *traceNode, ev Event) {
 			} else {
 				w.queue = append(w.queue, envelope{a.To, a.Msg})
 			}
-			w.logf("%d -> %d %v term=%d%s%s", n.key.ID, a.To, a.Msg.Type, a.Msg.Term, prio, lost)
+			w.logf("%d -> %d %v term=%d%s%s%s", n.key.ID, a.To, a.Msg.Type, a.Msg.Term, msgBody(&a.Msg), prio, lost)
 		case ActBroadcast:
 			w.logf("%d -> all %v scope=%v count=%d term=%d%s", n.key.ID, a.Msg.Type, a.Scope, a.Count, a.Msg.Term, prio)
 			for _, id := range w.order {
@@ -646,6 +666,27 @@ func (w *traceNet) advance(d time.Duration) {
 		w.stabilize()
 	}
 	w.now = end
+}
+
+// msgBody describes the body of a ring-family message.
+func msgBody(m *wire.Message) string {
+	switch m.Type {
+	case wire.TypeRingElection, wire.TypeRingCoordinator:
+		ids := make([]string, len(m.List))
+		for i, e := range m.List {
+			ids[i] = strconv.FormatUint(e.ID, 10)
+		}
+		return fmt.Sprintf(" origin=%d list=[%s]", m.Origin, strings.Join(ids, " "))
+	case wire.TypeCRElection, wire.TypeCRElected:
+		return fmt.Sprintf(" cand=%d", m.CandID)
+	case wire.TypeHSProbe, wire.TypeHSReply:
+		dir := "left"
+		if m.Dir == wire.DirRight {
+			dir = "right"
+		}
+		return fmt.Sprintf(" cand=%d phase=%d hops=%d %s", m.CandID, m.Phase, m.Hops, dir)
+	}
+	return ""
 }
 
 func (n *traceNode) status() string {

@@ -43,9 +43,9 @@ const (
 	TypeDiscover        Type = 7  // discovery beacon; body: addr len u8 (4|16), addr, port u16
 	TypeRingElection    Type = 8  // ring: body: origin u64, count u16, count × (id u64, priority u16)
 	TypeRingCoordinator Type = 9  // ring: body as TypeRingElection
-	TypeRingAck         Type = 10 // ring hop ack; body: acked sequence u32
+	TypeRingAck         Type = 10 // ring hop ack; body: acked hop u32 (election: a hash of the hop's type, term and body)
 	TypeCRElection      Type = 11 // Chang–Roberts: body: candidate id u64, candidate priority u16
-	TypeCRElected       Type = 12 // Chang–Roberts: body as TypeCRElection
+	TypeCRElected       Type = 12 // Chang–Roberts and Hirschberg–Sinclair, the winner's lap: body as TypeCRElection
 	TypeHSProbe         Type = 13 // Hirschberg–Sinclair: candidate id u64, priority u16, phase u8, hops u16, dir u8
 	TypeHSReply         Type = 14 // Hirschberg–Sinclair: body as TypeHSProbe
 
@@ -90,7 +90,7 @@ type Message struct {
 	Seq         uint32
 
 	Interval uint32         // TypeHeartbeat: sender's heartbeat interval in milliseconds
-	AckSeq   uint32         // TypeHeartbeatAck, TypeRingAck: the sequence acknowledged
+	AckSeq   uint32         // TypeHeartbeatAck: the sequence acknowledged; TypeRingAck: the hop acknowledged (its token)
 	Addr     netip.AddrPort // TypeDiscover: the sender's memberlist address
 
 	// Chang–Roberts and Hirschberg–Sinclair.

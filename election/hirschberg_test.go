@@ -1,0 +1,149 @@
+package election
+
+import "testing"
+
+// One test per step of Hirschberg–Sinclair as the Czech text
+// (shared/seeds 003) describes it, with the distances 2^k of the paper;
+// see hirschberg.go. The bidirectional ring is 1 - 2 - 3 - 4 - 5 - 6 - 7
+// - 8 - 1 (right: to the next larger key); 8 leads with term 1 unless a
+// test says otherwise. The round's wait is 200ms + 9·8·T/2 = 2s.
+
+var hsMembers = func(self NodeID) []Key {
+	var out []Key
+	for id := NodeID(1); id <= 8; id++ {
+		if id != self {
+			out = append(out, key(id))
+		}
+	}
+	return out
+}
+
+const (
+	right = 1 // wire.DirRight
+	left  = 0 // wire.DirLeft
+)
+
+// Step 1: "The process that starts the election declares itself a
+// candidate and sends its candidacy to both neighbours (sendLR)": probes
+// of phase 0, one hop.
+func TestHirschbergSinclairStep1CandidateProbesBothNeighbours(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(3), hsMembers(3), key(8))
+	n.expect(100*ms, evSuspect,
+		"cancel-timer suspect",
+		fmtFollow(noLeader, 1),
+		"set-timer coordinator at 2.1s",
+		"send HS_PROBE to 4 term=2 cand=3 phase=0 hops=1 right",
+		"set-timer answer at 150ms",
+		"send HS_PROBE to 2 term=2 cand=3 phase=0 hops=1 left")
+	n.is(StateCandidate, 1, noLeader)
+}
+
+// Step 2: a process with a larger identifier drops the probe; one that
+// was not taking part starts as a candidate itself.
+func TestHirschbergSinclairStep2LargerDropsAndWakes(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(4), hsMembers(4), key(8))
+	ev := hsProbe(3, 2, 3, 0, 1, right)
+	n.expect(100*ms, ev,
+		sentAck(ev, 1),
+		"set-timer coordinator at 2.1s",
+		"send HS_PROBE to 5 term=2 cand=4 phase=0 hops=1 right",
+		"set-timer answer at 150ms",
+		"send HS_PROBE to 3 term=2 cand=4 phase=0 hops=1 left")
+	n.is(StateCandidate, 1, 8)
+	// Already taking part: a smaller probe is only dropped.
+	ev = hsProbe(5, 2, 2, 1, 2, left)
+	n.expect(101*ms, ev, sentAck(ev, 1))
+}
+
+// Step 2: a process with a smaller identifier loses; at the probe's
+// distance 2^k it answers back the way the probe came (respond), before
+// it passes it on (pass).
+func TestHirschbergSinclairStep2SmallerRespondsAtDistance(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(3), hsMembers(3), key(8))
+	ev := hsProbe(4, 2, 4, 0, 1, left) // 4's probe, phase 0: one hop
+	n.expect(100*ms, ev,
+		sentAck(ev, 1),
+		"set-timer coordinator at 2.1s",
+		"send HS_REPLY to 4 term=2 cand=4 phase=0 hops=1 right",
+		"set-timer answer at 150ms")
+	ev = hsProbe(4, 2, 5, 1, 1, left) // 5's probe, phase 1: two hops
+	n.expect(101*ms, ev,
+		sentAck(ev, 1),
+		"send HS_PROBE to 2 term=2 cand=5 phase=1 hops=2 left")
+}
+
+// Step 3: "If not, they take no further part and only pass messages on":
+// a candidate that sees a larger identifier has lost; its own replies no
+// longer move it on.
+func TestHirschbergSinclairStep3LoserOnlyPasses(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(3), hsMembers(3), key(8))
+	n.step(100*ms, evSuspect) // candidate, phase 0
+	n.step(101*ms, hsProbe(4, 2, 4, 0, 1, left))
+	ev := hsReply(4, 2, 3, 0, 1, left)
+	n.expect(102*ms, ev, sentAck(ev, 1))
+	ev = hsReply(2, 2, 3, 0, 1, right)
+	n.expect(103*ms, ev, sentAck(ev, 1))
+	// and it passes replies of others on, in their direction.
+	ev = hsReply(2, 2, 7, 2, 4, right)
+	n.expect(104*ms, ev,
+		sentAck(ev, 1),
+		"send HS_REPLY to 4 term=2 cand=7 phase=2 hops=4 right")
+}
+
+// Step 4: a candidate whose probes of phase k both came back goes on to
+// phase k+1: twice the distance.
+func TestHirschbergSinclairStep4BothRepliesDoubleTheDistance(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(7), hsMembers(7), key(8))
+	n.step(100*ms, evSuspect) // phase 0 probes to 6 and 1 (8 is suspected)
+	ev := hsReply(6, 2, 7, 0, 1, right)
+	n.expect(101*ms, ev, sentAck(ev, 1))
+	ev = hsReply(1, 2, 7, 0, 1, left)
+	n.expect(102*ms, ev,
+		sentAck(ev, 1),
+		"send HS_PROBE to 1 term=2 cand=7 phase=1 hops=1 right",
+		"send HS_PROBE to 6 term=2 cand=7 phase=1 hops=1 left")
+	// A duplicate reply of a phase that is over changes nothing.
+	n.expect(103*ms, ev, sentAck(ev, 1))
+}
+
+// Step 5: "The election ends when the winner receives its own request":
+// its probe went all the way round, so no process is larger. It leads
+// with the round's term and sends ELECTED once round.
+func TestHirschbergSinclairStep5OwnProbeElects(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(7), hsMembers(7), key(8))
+	n.step(100*ms, evSuspect)
+	ev := hsProbe(6, 2, 7, 3, 7, right)
+	n.expect(150*ms, ev,
+		sentAck(ev, 1),
+		"cancel-timer coordinator",
+		"become-leader term=2",
+		"set-timer heartbeat at 250ms",
+		"send CR_ELECTED to 1 term=2 cand=7")
+	n.is(StateLeader, 2, 7)
+	// The probe from the other side, later, is stale.
+	ev = hsProbe(1, 2, 7, 3, 7, left)
+	n.expect(151*ms, ev, sentAck(ev, 2))
+}
+
+// Step 6: ELECTED goes once round; each node follows the winner.
+func TestHirschbergSinclairStep6ElectedGoesRound(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(2), hsMembers(2), key(8))
+	ev := crElected(1, 2, 7)
+	n.expect(200*ms, ev,
+		sentAck(ev, 1),
+		fmtFollow(7, 2),
+		"set-timer suspect at 500ms",
+		"send CR_ELECTED to 3 term=2 cand=7",
+		"set-timer answer at 250ms")
+	n.is(StateFollower, 2, 7)
+}
+
+// Messages with a direction or a phase the algorithm never sends are
+// dropped (after the acknowledgement: the hop arrived).
+func TestHirschbergSinclairMalformedProbeIsDropped(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(3), hsMembers(3), key(8))
+	for _, ev := range []Event{hsProbe(2, 2, 5, 0, 1, 7), hsProbe(2, 2, 5, hsMaxPhase+1, 1, right), hsProbe(2, 2, 0, 0, 1, right)} {
+		n.expect(100*ms, ev, sentAck(ev, 1))
+	}
+	n.is(StateFollower, 1, 8)
+}

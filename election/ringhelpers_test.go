@@ -1,0 +1,174 @@
+package election
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/wire"
+)
+
+// The helpers of the ring family's single-step tests: a machine of an
+// algorithm built from DefaultConfig with a given member set, the ring
+// messages written the way the textbooks say them, and actions compared
+// in their String form with the message body, so that a failure reads as
+// "send RING_ELECTION to 3 term=2 origin=2 list=[2]".
+
+// mnode is one machine of any algorithm under test.
+type mnode struct {
+	t *testing.T
+	m Machine
+}
+
+// newMachine builds the machine of alg for self from DefaultConfig
+// (changed by opts) and tells it about members. It is not started.
+func newMachine(t *testing.T, alg string, self Key, members []Key, opts ...func(*Config)) mnode {
+	t.Helper()
+	cfg := DefaultConfig(self.ID)
+	cfg.Priority = self.Priority
+	cfg.Algorithm = alg
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	n := mnode{t: t, m: m}
+	for _, k := range members {
+		if acts := m.Step(0, memberUp(k)); len(acts) != 0 {
+			t.Fatalf("EvMemberUp %v before start: unexpected actions %q", k, actLines(acts))
+		}
+	}
+	return n
+}
+
+// followerIn drives self to follow leader with term 1 (its COORDINATOR
+// arrives at 10ms, during the listen period; the suspect timer is then
+// armed at 310ms).
+func followerIn(t *testing.T, alg string, self Key, members []Key, leader Key, opts ...func(*Config)) mnode {
+	t.Helper()
+	n := newMachine(t, alg, self, members, opts...)
+	n.expect(0, evStart, "set-timer startup at 300ms")
+	n.expect(10*ms, coord(leader.ID, 1), "cancel-timer startup", fmtFollow(leader.ID, 1), "set-timer suspect at 310ms")
+	return n
+}
+
+// step feeds ev at now and returns the actions (a copy: Step reuses its
+// slice).
+func (n mnode) step(now time.Duration, ev Event) []Action {
+	n.t.Helper()
+	return append([]Action(nil), n.m.Step(now, ev)...)
+}
+
+// expect feeds ev at now and compares the actions with want, in order.
+func (n mnode) expect(now time.Duration, ev Event, want ...string) []Action {
+	n.t.Helper()
+	acts := n.step(now, ev)
+	got := actLines(acts)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		n.t.Errorf("at %v, %v: actions\n got:\n\t%s\nwant:\n\t%s",
+			now, describe(ev), strings.Join(orNone(got), "\n\t"), strings.Join(orNone(want), "\n\t"))
+	}
+	return acts
+}
+
+// is checks the machine's state, term and leader.
+func (n mnode) is(state State, term uint64, leader NodeID) {
+	n.t.Helper()
+	st := n.m.Status()
+	if st.State != state || st.Term != term || st.Leader != leader {
+		n.t.Errorf("status: got %v term=%d leader=%d, want %v term=%d leader=%d",
+			st.State, st.Term, st.Leader, state, term, leader)
+	}
+}
+
+// actLines is actStrings with the body of ring messages.
+func actLines(acts []Action) []string {
+	out := make([]string, len(acts))
+	for i, a := range acts {
+		out[i] = a.String()
+		if a.Kind == ActSend {
+			out[i] += msgBody(&a.Msg)
+		}
+	}
+	return out
+}
+
+// Ring messages from the node of key from (default priority when made
+// from an id).
+
+func ringMsg(typ wire.Type, from NodeID, term uint64) wire.Message {
+	return wire.Message{Type: typ, From: from, Priority: defPrio, Term: term}
+}
+
+func mlist(ids ...NodeID) []wire.Member {
+	out := make([]wire.Member, len(ids))
+	for i, id := range ids {
+		out[i] = wire.Member{ID: id, Priority: defPrio}
+	}
+	return out
+}
+
+// ringElection is RING_ELECTION from a node: the round of origin (whose
+// number is first in the list) with term, and the list so far.
+func ringElection(from NodeID, term uint64, list ...NodeID) Event {
+	m := ringMsg(wire.TypeRingElection, from, term)
+	m.Origin, m.List = list[0], mlist(list...)
+	return Event{Kind: EvMessage, Msg: m}
+}
+
+// ringCoordinator is RING_COORDINATOR from a node, made by origin.
+func ringCoordinator(from NodeID, term uint64, origin NodeID, list ...NodeID) Event {
+	m := ringMsg(wire.TypeRingCoordinator, from, term)
+	m.Origin, m.List = origin, mlist(list...)
+	return Event{Kind: EvMessage, Msg: m}
+}
+
+func crElection(from NodeID, term uint64, cand NodeID) Event {
+	m := ringMsg(wire.TypeCRElection, from, term)
+	m.CandID, m.CandPrio = cand, defPrio
+	return Event{Kind: EvMessage, Msg: m}
+}
+
+func crElected(from NodeID, term uint64, cand NodeID) Event {
+	m := ringMsg(wire.TypeCRElected, from, term)
+	m.CandID, m.CandPrio = cand, defPrio
+	return Event{Kind: EvMessage, Msg: m}
+}
+
+func hsProbe(from NodeID, term uint64, cand NodeID, phase uint8, hops uint16, dir uint8) Event {
+	m := ringMsg(wire.TypeHSProbe, from, term)
+	m.CandID, m.CandPrio, m.Phase, m.Hops, m.Dir = cand, defPrio, phase, hops, dir
+	return Event{Kind: EvMessage, Msg: m}
+}
+
+func hsReply(from NodeID, term uint64, cand NodeID, phase uint8, hops uint16, dir uint8) Event {
+	ev := hsProbe(from, term, cand, phase, hops, dir)
+	ev.Msg.Type = wire.TypeHSReply
+	return ev
+}
+
+// ackOf is the RING_ACK that node from sends for the message sent in act.
+func ackOf(from NodeID, act Action) Event {
+	m := ringMsg(wire.TypeRingAck, from, 0)
+	m.AckSeq = hopToken(&act.Msg)
+	return Event{Kind: EvMessage, Msg: m}
+}
+
+// sentAck is the line of this node's RING_ACK of ev.
+func sentAck(ev Event, term uint64) string {
+	return "send RING_ACK to " + itoa(ev.Msg.From) + " term=" + itoa(term)
+}
+
+// find returns the first action of acts whose line starts with prefix.
+func find(t *testing.T, acts []Action, prefix string) Action {
+	t.Helper()
+	for i, l := range actLines(acts) {
+		if strings.HasPrefix(l, prefix) {
+			return acts[i]
+		}
+	}
+	t.Fatalf("no action %q in %q", prefix, actLines(acts))
+	return Action{}
+}
