@@ -113,7 +113,11 @@ func (s *Sim) Converged(largestWins bool) error {
 // converged is Converged without the report, cheap enough to run after
 // every event.
 func (s *Sim) converged(largestWins bool) bool {
-	return s.convergence(largestWins) == ""
+	c := &s.conv
+	if !c.valid || c.version != s.version || c.largestWins != largestWins {
+		c.result, c.version, c.largestWins, c.valid = s.convergence(largestWins), s.version, largestWins, true
+	}
+	return c.result == ""
 }
 
 func (s *Sim) convergedError(largestWins bool) error {

@@ -1,5 +1,6 @@
 // Package sim is a deterministic network simulator for the election
-// machines: N machines (election.Bully), one virtual clock, and a seeded
+// machines: N machines of one algorithm (election.New: bully or one of the
+// ring family), one virtual clock, and a seeded
 // network that loses, delays, duplicates and reorders packets, cuts links
 // one way or both ways and heals them, crashes nodes (a restarted node has
 // lost its memory) and pauses them (a paused node receives nothing and
@@ -7,11 +8,15 @@
 // Every packet goes through the wire codec, so the simulator also checks
 // that what the machines build encodes and decodes.
 //
-// Generate turns a seed into a random fault schedule; Run plays it and
-// checks the invariants after every event (see Checker and Converged). The
-// same seed gives the same run, byte for byte, on one architecture (the
-// phi detector's floating point may be fused differently on another): a
-// failing seed is replayed with `go run ./cmd/lanleader sim -seed N -trace`.
+// Generate turns a seed into a random fault schedule (GenerateFor, for an
+// algorithm); Run plays it and checks the invariants after every event
+// (see Checker and Converged). The same seed gives the same run, byte for
+// byte, on one architecture (the phi detector's floating point may be
+// fused differently on another): a failing seed is replayed with
+// `go run ./cmd/lanleader sim [-algorithm A] -seed N -trace`.
+//
+// Measure counts the messages and packets of one election (bench/msgcount
+// and bench/complexity print them next to the textbooks' counts).
 //
 // What this package must not do: read the wall clock or any randomness not
 // derived from the seed, or depend on map iteration order for anything that

@@ -89,7 +89,7 @@ func (sch Schedule) Describe() string {
 	if sch.Config.Unicast {
 		transport = "unicast"
 	}
-	fmt.Fprintf(&b, "seed %d: %d nodes, phi=%v, preempt delay %v, %s, net %v..%v\n", sch.Seed, len(sch.Config.Nodes), sch.Config.Phi, sch.Config.Timing.PreemptDelay, transport, sch.Config.Net.DelayMin, sch.Config.Net.DelayMax)
+	fmt.Fprintf(&b, "seed %d: %s, %d nodes, phi=%v, preempt delay %v, %s, net %v..%v\n", sch.Seed, sch.algorithm(), len(sch.Config.Nodes), sch.Config.Phi, sch.Config.Timing.PreemptDelay, transport, sch.Config.Net.DelayMin, sch.Config.Net.DelayMax)
 	for _, n := range sch.Config.Nodes {
 		fmt.Fprintf(&b, "  node %v preempt=%v\n", n.Key, n.Preempt)
 	}
@@ -100,12 +100,28 @@ func (sch Schedule) Describe() string {
 	return b.String()
 }
 
+// algorithm is the algorithm the nodes run.
+func (sch Schedule) algorithm() string {
+	if sch.Config.Algorithm != "" {
+		return sch.Config.Algorithm
+	}
+	return sch.Config.Timing.WithDefaults().Algorithm
+}
+
 // DefaultTiming is the election timing the schedules use: the agent's
 // defaults.
 func DefaultTiming() election.Config {
 	c := election.DefaultConfig(1)
 	c.ID, c.Priority = 0, 0
 	return c
+}
+
+// GenerateFor makes the random schedule of seed (the same cluster and
+// faults as Generate) for the nodes running algorithm.
+func GenerateFor(algorithm string, seed uint64) Schedule {
+	sch := Generate(seed)
+	sch.Config.Algorithm = algorithm
+	return sch
 }
 
 // Generate makes the random schedule of seed: 3 to 16 nodes, mostly
@@ -195,7 +211,11 @@ func Generate(seed uint64) Schedule {
 // others, plus two full election rounds (T, then the wait for
 // COORDINATOR) and the packet delays of each exchange.
 func (sch Schedule) Bound() time.Duration {
-	c := sch.Config.Timing.WithDefaults()
+	c := sch.Config.Timing
+	if sch.Config.Algorithm != "" {
+		c.Algorithm = sch.Config.Algorithm
+	}
+	c = c.WithDefaults()
 	detect := c.SuspectAfter
 	if sch.Config.Phi {
 		// Phi detects later after a loss burst widened its history.
@@ -207,6 +227,16 @@ func (sch Schedule) Bound() time.Duration {
 		// node restarted at the end is heard of only once membership
 		// reports it back.
 		slowest = max(slowest, sch.Config.membershipDelay())
+	}
+	if c.Algorithm != election.AlgorithmBully {
+		// The ring family: the ring is membership's view, so a node
+		// restarted at the end is on the others' rings once membership
+		// reports it (or once they hear of it on the ring). An election
+		// goes round the ring one hop after another: a round lost to the
+		// faults is given up after RoundWait, and the next one takes as
+		// long again at most.
+		slowest = max(slowest, sch.Config.membershipDelay())
+		return slowest + 2*c.HeartbeatInterval + 3*election.RoundWait(c, len(sch.Config.Nodes)) + 8*sch.Config.Net.DelayMax
 	}
 	return slowest + 2*c.HeartbeatInterval + 2*(c.AnswerTimeout+c.CoordinatorTimeout) + 8*sch.Config.Net.DelayMax
 }
@@ -230,6 +260,9 @@ func (r Result) Failed() bool {
 
 // Replay is the command that replays the run, with its trace.
 func (r Result) Replay() string {
+	if alg := r.Schedule.algorithm(); alg != election.AlgorithmBully {
+		return fmt.Sprintf("go run ./cmd/lanleader sim -algorithm %s -seed %d -trace", alg, r.Schedule.Seed)
+	}
 	return fmt.Sprintf("go run ./cmd/lanleader sim -seed %d -trace", r.Schedule.Seed)
 }
 

@@ -6,11 +6,13 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/election"
 )
 
 var (
 	flagSeed      = flag.Uint64("sim.seed", 0, "run only this schedule seed (with its trace on failure)")
-	flagSchedules = flag.Int("sim.schedules", 0, "number of random schedules (default 5000, or $LANLEADER_SIM_SCHEDULES)")
+	flagSchedules = flag.Int("sim.schedules", 0, "number of random schedules per algorithm (default 5000, or $LANLEADER_SIM_SCHEDULES)")
 )
 
 // schedules returns how many random schedules to run: -sim.schedules, else
@@ -32,7 +34,19 @@ func schedules(t *testing.T) int {
 	return 5000
 }
 
+// TestRandomSchedules plays the random fault schedules for every
+// algorithm (each on its own core when there are several): the same
+// clusters and faults, the same invariants.
 func TestRandomSchedules(t *testing.T) {
+	for _, alg := range election.Algorithms {
+		t.Run(alg, func(t *testing.T) {
+			t.Parallel()
+			randomSchedules(t, alg)
+		})
+	}
+}
+
+func randomSchedules(t *testing.T, alg string) {
 	n := schedules(t)
 	first := uint64(1)
 	if *flagSeed != 0 {
@@ -43,7 +57,7 @@ func TestRandomSchedules(t *testing.T) {
 	var worst time.Duration
 	var worstSeed uint64
 	for seed := first; seed < first+uint64(n); seed++ {
-		sch := Generate(seed)
+		sch := GenerateFor(alg, seed)
 		res := Run(sch, nil)
 		if sch.Reliable {
 			reliable++
@@ -59,6 +73,6 @@ func TestRandomSchedules(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d schedules (%d reliable) in %v: %d failed; %d same-term leaderships outside reliable schedules; slowest convergence %v after the last fault (seed %d)",
-		n, reliable, time.Since(start).Round(time.Millisecond), failed, dupTerms, worst, worstSeed)
+	t.Logf("%s: %d schedules (%d reliable) in %v: %d failed; %d same-term leaderships outside reliable schedules; slowest convergence %v after the last fault (seed %d)",
+		alg, n, reliable, time.Since(start).Round(time.Millisecond), failed, dupTerms, worst, worstSeed)
 }

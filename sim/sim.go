@@ -2,11 +2,12 @@ package sim
 
 import (
 	"cmp"
-	"container/heap"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -30,8 +31,12 @@ type Node struct {
 
 // Config describes a simulated cluster.
 type Config struct {
-	Seed  uint64
-	Nodes []Node
+	Seed uint64
+	// Algorithm is the election algorithm every node runs (one of
+	// election.Algorithms); empty means Timing.Algorithm, itself bully
+	// when empty.
+	Algorithm string
+	Nodes     []Node
 	// Timing is the election configuration every node starts from; ID,
 	// Priority and Preempt come from Nodes.
 	Timing election.Config
@@ -59,11 +64,12 @@ type Config struct {
 type evKind uint8
 
 const (
-	evDeliver evKind = iota // a packet reaches node
-	evTimer                 // a node's timer comes due
-	evMember                // a membership notice reaches node
-	evFunc                  // a scheduled fault or probe
-	evInject                // an event from outside the protocol (resign, priority) for node
+	evDeliver   evKind = iota // a packet reaches node
+	evTimer                   // a node's timer comes due
+	evMember                  // a membership notice reaches node
+	evFunc                    // a scheduled fault or probe
+	evInject                  // an event from outside the protocol (resign, priority) for node
+	evMulticast               // the next copy of a multicast packet reaches its node
 )
 
 type event struct {
@@ -84,26 +90,97 @@ type event struct {
 	// evFunc
 	fn func()
 	// evInject
-	ev election.Event
+	ev *election.Event
+	// evMulticast
+	mc *multicast
 }
 
-type queue []*event
+// multicast is one multicast packet on its way to every other node. Its
+// copies, in the order of delivery, share one entry of the queue (keyed
+// by the next copy's time and reserved sequence), so that a 1,024-node
+// cluster's multicasts do not fill the heap with a million events; the
+// order of deliveries is the same as with one event a copy.
+type multicast struct {
+	pkt    []byte // encoded once; each copy has its own sequence number
+	copies []mcopy
+	next   int
+}
 
-func (q queue) Len() int { return len(q) }
-func (q queue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
+type mcopy struct {
+	at   time.Duration
+	seq  uint64 // the queue's order, taken when the copy was sent
+	node int
+	gen  uint64
+	pseq uint32 // the packet's sequence number
+}
+
+// queue is the simulator's event queue, a 4-ary min-heap by (at, seq).
+// The sort key is kept beside the pointer, so that comparisons do not
+// chase pointers (a 1,024-node multicast run holds hundreds of thousands
+// of events), and the heap is written out rather than behind
+// container/heap's interface.
+type queue []qitem
+
+type qitem struct {
+	at  time.Duration
+	seq uint64
+	e   *event
+}
+
+func (a qitem) before(b qitem) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return q[i].seq < q[j].seq
+	return a.seq < b.seq
 }
-func (q queue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *queue) Push(x any)   { *q = append(*q, x.(*event)) }
-func (q *queue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	return e
+
+// push adds it.
+func (q *queue) push(it qitem) {
+	h := append(*q, it)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !it.before(h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = it
+	*q = h
+}
+
+// pop removes and returns the first item; the queue must not be empty.
+func (q *queue) pop() qitem {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	last := h[n]
+	h[n] = qitem{}
+	h = h[:n]
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for k := c + 1; k < c+4 && k < n; k++ {
+			if h[k].before(h[m]) {
+				m = k
+			}
+		}
+		if !h[m].before(last) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	if n > 0 {
+		h[i] = last
+	}
+	*q = h
+	return top
 }
 
 // node is the simulator's record of one node.
@@ -111,7 +188,7 @@ type node struct {
 	idx     int
 	key     election.Key
 	preempt bool
-	m       *election.Bully
+	m       election.Machine
 	up      bool
 	paused  bool
 	gen     uint64 // incarnation: grows at each restart
@@ -122,8 +199,8 @@ type node struct {
 	backlog int        // packets among pending
 }
 
-// Sim is a deterministic simulated cluster: N bully machines, a virtual
-// clock and a seeded network. The same Config gives the same run, byte for
+// Sim is a deterministic simulated cluster: N election machines (all of
+// one algorithm), a virtual clock and a seeded network. The same Config gives the same run, byte for
 // byte.
 type Sim struct {
 	cfg   Config
@@ -132,6 +209,7 @@ type Sim struct {
 	q     queue
 	seq   uint64
 	nodes []*node
+	byID  map[election.NodeID]int
 	net   Net
 	cut   map[[2]int]bool // cut[{a,b}]: packets from a to b are dropped
 	buf   []byte
@@ -139,6 +217,15 @@ type Sim struct {
 	view  []election.Key
 	// events counts the events processed.
 	events int
+	// version grows whenever a node's status, or whether it is up or
+	// awake, changes; conv caches convergence for one version.
+	version uint64
+	conv    struct {
+		version     uint64
+		largestWins bool
+		result      string
+		valid       bool
+	}
 
 	// Stats counts what went over the network.
 	Stats Stats
@@ -166,10 +253,11 @@ func New(cfg Config) (*Sim, error) {
 		cfg.UpdateDelay = 300 * time.Millisecond
 	}
 	s := &Sim{
-		cfg: cfg,
-		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		net: cfg.Net,
-		cut: make(map[[2]int]bool),
+		cfg:  cfg,
+		rng:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		net:  cfg.Net,
+		cut:  make(map[[2]int]bool),
+		byID: make(map[election.NodeID]int),
 	}
 	seen := map[election.NodeID]bool{}
 	for i, nc := range cfg.Nodes {
@@ -177,6 +265,7 @@ func New(cfg Config) (*Sim, error) {
 			return nil, fmt.Errorf("sim: node id %d used twice", nc.Key.ID)
 		}
 		seen[nc.Key.ID] = true
+		s.byID[nc.Key.ID] = i
 		s.nodes = append(s.nodes, &node{idx: i, key: nc.Key, preempt: nc.Preempt})
 	}
 	s.Check = newChecker(s)
@@ -249,6 +338,7 @@ func (s *Sim) Crash(i int) {
 	}
 	n.up, n.paused, n.pending, n.backlog = false, false, nil, 0
 	n.m = nil
+	s.version++
 	s.tracef("n%d crash", n.key.ID)
 	s.notifyOthers(i, false, s.cfg.MembershipDelay)
 }
@@ -276,6 +366,7 @@ func (s *Sim) Pause(i int) {
 		return
 	}
 	n.paused = true
+	s.version++
 	s.tracef("n%d pause", n.key.ID)
 }
 
@@ -288,6 +379,7 @@ func (s *Sim) Resume(i int) {
 	}
 	n.paused = false
 	n.backlog = 0
+	s.version++
 	s.tracef("n%d resume", n.key.ID)
 	for _, e := range n.pending {
 		e.at = s.now
@@ -346,6 +438,7 @@ func (s *Sim) Suspect(i int) { s.inject(i, election.Event{Kind: election.EvSuspe
 func (s *Sim) SetPriority(i int, p uint16) {
 	n := s.nodes[i]
 	n.key.Priority = p
+	s.version++
 	if !n.up {
 		return
 	}
@@ -360,7 +453,7 @@ func (s *Sim) inject(i int, ev election.Event) {
 	if !n.up {
 		return
 	}
-	s.dispatch(&event{at: s.now, kind: evInject, node: i, gen: n.gen, ev: ev})
+	s.dispatch(&event{at: s.now, kind: evInject, node: i, gen: n.gen, ev: &ev})
 }
 
 // RunUntil processes events up to and including time t, then sets the
@@ -388,10 +481,10 @@ func (s *Sim) RunWhile(limit time.Duration, cond func() bool) bool {
 			s.now = limit
 			return !cond()
 		}
-		e := heap.Pop(&s.q).(*event)
-		s.now = e.at
+		it := s.q.pop()
+		s.now = it.at
 		s.events++
-		s.dispatch(e)
+		s.dispatch(it.e)
 	}
 	return true
 }
@@ -400,8 +493,29 @@ func (s *Sim) RunWhile(limit time.Duration, cond func() bool) bool {
 const MaxEvents = 20_000_000
 
 func (s *Sim) dispatch(e *event) {
-	if e.kind == evFunc {
+	switch e.kind {
+	case evFunc:
 		e.fn()
+		return
+	case evMulticast:
+		mc := e.mc
+		c := mc.copies[mc.next]
+		mc.next++
+		if mc.next < len(mc.copies) {
+			nx := mc.copies[mc.next]
+			s.q.push(qitem{at: nx.at, seq: nx.seq, e: e})
+		}
+		n := s.nodes[c.node]
+		if !n.up || c.gen != n.gen {
+			return
+		}
+		if n.paused {
+			pkt := slices.Clone(mc.pkt)
+			binary.BigEndian.PutUint32(pkt[32:], c.pseq)
+			s.hold(n, &event{at: c.at, kind: evDeliver, node: c.node, gen: c.gen, pkt: pkt})
+			return
+		}
+		s.deliver(n, mc.pkt, c.pseq)
 		return
 	}
 	n := s.nodes[e.node]
@@ -411,22 +525,10 @@ func (s *Sim) dispatch(e *event) {
 	switch e.kind {
 	case evDeliver:
 		if n.paused {
-			// A stopped process's socket keeps what arrives, up to its
-			// buffer; it reads the backlog when it wakes.
-			if n.backlog < SocketBuffer {
-				n.backlog++
-				n.pending = append(n.pending, e)
-			} else {
-				s.Stats.Dropped++
-			}
+			s.hold(n, e)
 			return
 		}
-		if err := wire.Decode(e.pkt, &s.msg); err != nil {
-			panic(fmt.Sprintf("sim: a packet the machines built does not decode: %v", err))
-		}
-		s.Stats.Delivered++
-		s.tracef("n%d recv %s from n%d term=%d", n.key.ID, s.msg.Type, s.msg.From, s.msg.Term)
-		s.step(n, election.Event{Kind: election.EvMessage, Msg: s.msg})
+		s.deliver(n, e.pkt, 0)
 	case evTimer:
 		if e.timerGen != n.timers[e.timer] {
 			return // re-armed or cancelled since
@@ -435,14 +537,16 @@ func (s *Sim) dispatch(e *event) {
 			n.pending = append(n.pending, e)
 			return
 		}
-		s.tracef("n%d timer %v", n.key.ID, e.timer)
+		if s.cfg.Trace != nil {
+			s.tracef("n%d timer %v", n.key.ID, e.timer)
+		}
 		s.step(n, election.Event{Kind: election.EvTimer, Timer: e.timer})
 	case evInject:
 		if n.paused {
 			n.pending = append(n.pending, e)
 			return
 		}
-		s.step(n, e.ev)
+		s.step(n, *e.ev)
 	case evMember:
 		if n.paused {
 			n.pending = append(n.pending, e)
@@ -462,19 +566,51 @@ func (s *Sim) dispatch(e *event) {
 	}
 }
 
+// hold keeps packet delivery e for paused node n: a stopped process's
+// socket keeps what arrives, up to its buffer; it reads the backlog when
+// it wakes.
+func (s *Sim) hold(n *node, e *event) {
+	if n.backlog < SocketBuffer {
+		n.backlog++
+		n.pending = append(n.pending, e)
+	} else {
+		s.Stats.Dropped++
+	}
+}
+
+// deliver hands packet pkt to node n, with sequence number pseq when not
+// 0.
+func (s *Sim) deliver(n *node, pkt []byte, pseq uint32) {
+	if err := wire.Decode(pkt, &s.msg); err != nil {
+		panic(fmt.Sprintf("sim: a packet the machines built does not decode: %v", err))
+	}
+	if pseq != 0 {
+		s.msg.Seq = pseq
+	}
+	s.Stats.Delivered++
+	if s.cfg.Trace != nil {
+		s.tracef("n%d recv %s from n%d term=%d%s", n.key.ID, s.msg.Type, s.msg.From, s.msg.Term, body(&s.msg))
+	}
+	s.step(n, election.Event{Kind: election.EvMessage, Msg: s.msg})
+}
+
 // boot creates node i's machine and starts it.
 func (s *Sim) boot(i int, first bool) {
 	n := s.nodes[i]
 	cfg := s.cfg.Timing
 	cfg.ID, cfg.Priority, cfg.Preempt = n.key.ID, n.key.Priority, n.preempt
+	if s.cfg.Algorithm != "" {
+		cfg.Algorithm = s.cfg.Algorithm
+	}
 	if s.cfg.Phi {
 		cfg.Detector = newPhi(cfg)
 	}
-	m, err := election.NewBully(cfg)
+	m, err := election.New(cfg)
 	if err != nil {
 		panic(fmt.Sprintf("sim: node %d: %v", n.key.ID, err))
 	}
 	n.m, n.up, n.paused, n.pending, n.backlog = m, true, false, nil, 0
+	s.version++
 	n.gen++
 	n.seq = 0
 	// Each incarnation's monotonic clock has its own origin, so that a
@@ -512,9 +648,11 @@ func (s *Sim) step(n *node, ev election.Event) {
 			s.Stats.Messages[a.Msg.Type] += a.Count
 			s.Stats.Packets[a.Msg.Type]++
 			s.Stats.Unicast[a.Msg.Type]++
-			s.tracef("n%d send %s to n%d term=%d", n.key.ID, a.Msg.Type, a.To, a.Msg.Term)
+			if s.cfg.Trace != nil {
+				s.tracef("n%d send %s to n%d term=%d%s", n.key.ID, a.Msg.Type, a.To, a.Msg.Term, body(&a.Msg))
+			}
 			if j := s.index(a.To); j >= 0 {
-				s.transmit(n, j, &a.Msg)
+				s.transmit(n, j, &a.Msg, nil)
 			}
 		case election.ActBroadcast:
 			s.Stats.Messages[a.Msg.Type] += a.Count
@@ -526,10 +664,21 @@ func (s *Sim) step(n *node, ev election.Event) {
 				}
 				// One multicast packet reaches every node; receivers
 				// filter by key.
+				mc := &multicast{}
 				for j := range s.nodes {
 					if j != n.idx {
-						s.transmit(n, j, &a.Msg)
+						s.transmit(n, j, &a.Msg, mc)
 					}
+				}
+				if len(mc.copies) > 0 {
+					slices.SortFunc(mc.copies, func(x, y mcopy) int {
+						if x.at != y.at {
+							return cmp.Compare(x.at, y.at)
+						}
+						return cmp.Compare(x.seq, y.seq)
+					})
+					c := mc.copies[0]
+					s.q.push(qitem{at: c.at, seq: c.seq, e: &event{kind: evMulticast, mc: mc}})
 				}
 				break
 			}
@@ -543,7 +692,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 					continue
 				}
 				if j := s.index(k.ID); j >= 0 {
-					s.transmit(n, j, &a.Msg)
+					s.transmit(n, j, &a.Msg, nil)
 					sent++
 				}
 			}
@@ -566,17 +715,27 @@ func (s *Sim) step(n *node, ev election.Event) {
 			}
 		}
 	}
-	s.Check.afterStep(n.idx, before, n.m.Status())
+	after := n.m.Status()
+	if after != before {
+		s.version++
+	}
+	s.Check.afterStep(n.idx, before, after)
 }
 
-// transmit sends one copy of m from n to node j through the network.
-func (s *Sim) transmit(n *node, j int, m *wire.Message) {
+// transmit sends one copy of m from n to node j through the network: as
+// an event of its own, or as one of the copies of multicast mc.
+func (s *Sim) transmit(n *node, j int, m *wire.Message, mc *multicast) {
 	n.seq++
 	m.Seq, m.Incarnation = n.seq, uint32(n.gen)
-	var err error
-	s.buf, err = m.Append(s.buf[:0])
-	if err != nil {
-		panic(fmt.Sprintf("sim: machine built a message that does not encode: %v", err))
+	if mc == nil || mc.pkt == nil {
+		var err error
+		s.buf, err = m.Append(s.buf[:0])
+		if err != nil {
+			panic(fmt.Sprintf("sim: machine built a message that does not encode: %v", err))
+		}
+		if mc != nil {
+			mc.pkt = slices.Clone(s.buf)
+		}
 	}
 	if s.cut[[2]int{n.idx, j}] {
 		s.Stats.Dropped++
@@ -597,21 +756,51 @@ func (s *Sim) transmit(n *node, j int, m *wire.Message) {
 		if s.net.DelayMax > s.net.DelayMin {
 			d += time.Duration(s.rng.Int64N(int64(s.net.DelayMax - s.net.DelayMin + 1)))
 		}
+		if mc != nil {
+			s.seq++
+			mc.copies = append(mc.copies, mcopy{at: s.now + d, seq: s.seq, node: j, gen: to.gen, pseq: n.seq})
+			continue
+		}
 		s.push(&event{at: s.now + d, kind: evDeliver, node: j, gen: to.gen, pkt: slices.Clone(s.buf)})
 	}
+}
+
+// body describes the body of a ring-family message for the trace ("" for
+// the others).
+func body(m *wire.Message) string {
+	switch m.Type {
+	case wire.TypeRingElection, wire.TypeRingCoordinator:
+		var b strings.Builder
+		fmt.Fprintf(&b, " origin=n%d list=[", m.Origin)
+		for i, e := range m.List {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%d", e.ID)
+		}
+		b.WriteByte(']')
+		return b.String()
+	case wire.TypeCRElection, wire.TypeCRElected:
+		return fmt.Sprintf(" cand=n%d", m.CandID)
+	case wire.TypeHSProbe, wire.TypeHSReply:
+		dir := "left"
+		if m.Dir == wire.DirRight {
+			dir = "right"
+		}
+		return fmt.Sprintf(" cand=n%d phase=%d hops=%d %s", m.CandID, m.Phase, m.Hops, dir)
+	}
+	return ""
 }
 
 func (s *Sim) push(e *event) {
 	s.seq++
 	e.seq = s.seq
-	heap.Push(&s.q, e)
+	s.q.push(qitem{at: e.at, seq: e.seq, e: e})
 }
 
 func (s *Sim) index(id election.NodeID) int {
-	for i, n := range s.nodes {
-		if n.key.ID == id {
-			return i
-		}
+	if i, ok := s.byID[id]; ok {
+		return i
 	}
 	return -1
 }

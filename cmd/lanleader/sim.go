@@ -5,20 +5,25 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/sim"
+	"github.com/lanleader/lanleader/wire"
 )
 
-const simUsage = `usage: lanleader sim [-nodes N] [-seed S [-trace]]
+const simUsage = `usage: lanleader sim [-algorithm A] [-nodes N] [-seed S [-trace]]
 
 Without -seed: a scripted story on N simulated nodes (default 5): they
 start and elect the largest, the leader crashes and the others elect again,
-the old leader returns and takes over (bully), then it resigns and hands
-over, and takes over again when its resign hold-off ends. Every election message and role change is printed, with the failover
-time of each step.
+the old leader returns and takes over (preempt), then it resigns and hands
+over, and takes over again when its resign hold-off ends. Every election
+message and role change is printed, with the failover time of each step.
+
+-algorithm is the election every node runs: bully (the default), ring,
+chang-roberts or hirschberg-sinclair.
 
 With -seed S: plays random fault schedule S (the one the test suite runs
 under that seed), checks every invariant and prints what it found; -trace
@@ -31,6 +36,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	nodes := fs.Int("nodes", 5, "number of nodes of the scripted story (3 to 64)")
+	algorithm := fs.String("algorithm", election.AlgorithmBully, "the election `algorithm`: "+strings.Join(election.Algorithms, ", "))
 	seed := fs.Uint64("seed", 0, "play random fault schedule `S` instead of the story")
 	trace := fs.Bool("trace", false, "with -seed: print every event of the run")
 	fs.Usage = func() { fmt.Fprint(stderr, simUsage); fs.PrintDefaults() }
@@ -44,18 +50,22 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lanleader sim: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if !slices.Contains(election.Algorithms, *algorithm) {
+		fmt.Fprintf(stderr, "lanleader sim: -algorithm %q: want one of %s\n", *algorithm, strings.Join(election.Algorithms, ", "))
+		return 2
+	}
 	if *seed != 0 {
-		return replay(*seed, *trace, stdout)
+		return replay(*algorithm, *seed, *trace, stdout)
 	}
 	if *nodes < 3 || *nodes > 64 {
 		fmt.Fprintf(stderr, "lanleader sim: -nodes %d: want 3 to 64\n", *nodes)
 		return 2
 	}
-	return story(*nodes, stdout)
+	return story(*algorithm, *nodes, stdout)
 }
 
-func replay(seed uint64, trace bool, stdout io.Writer) int {
-	sch := sim.Generate(seed)
+func replay(algorithm string, seed uint64, trace bool, stdout io.Writer) int {
+	sch := sim.GenerateFor(algorithm, seed)
 	fmt.Fprint(stdout, sch.Describe())
 	var w io.Writer
 	if trace {
@@ -75,10 +85,10 @@ func replay(seed uint64, trace bool, stdout io.Writer) int {
 }
 
 // story runs the scripted demonstration.
-func story(n int, stdout io.Writer) int {
+func story(algorithm string, n int, stdout io.Writer) int {
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	cfg := sim.Config{Seed: 1, Timing: sim.DefaultTiming(), Net: sim.Net{DelayMin: 200 * time.Microsecond, DelayMax: time.Millisecond}}
+	cfg := sim.Config{Seed: 1, Algorithm: algorithm, Timing: sim.DefaultTiming(), Net: sim.Net{DelayMin: 200 * time.Microsecond, DelayMax: time.Millisecond}}
 	for id := 1; id <= n; id++ {
 		cfg.Nodes = append(cfg.Nodes, sim.Node{Key: election.Key{Priority: 100, ID: uint64(id)}, Preempt: true})
 	}
@@ -89,8 +99,8 @@ func story(n int, stdout io.Writer) int {
 		return 1
 	}
 	tm := s.Config().Timing
-	fmt.Fprintf(out, "%d simulated nodes, ids 1..%d, priority 100; heartbeat %v, suspect after %v, T %v\n\n",
-		n, n, tm.HeartbeatInterval, tm.SuspectAfter, tm.AnswerTimeout)
+	fmt.Fprintf(out, "%d simulated nodes running %s, ids 1..%d, priority 100; heartbeat %v, suspect after %v, T %v\n\n",
+		n, algorithm, n, tm.HeartbeatInterval, tm.SuspectAfter, tm.AnswerTimeout)
 	// step runs act, then the simulation until node want leads and every
 	// live node follows it.
 	step := func(title string, act func(), want int) bool {
@@ -127,8 +137,13 @@ func story(n int, stdout io.Writer) int {
 	if !ok {
 		return 1
 	}
-	fmt.Fprintf(out, "messages sent: %d ELECTION, %d ANSWER, %d COORDINATOR, %d RESIGN, %d HEARTBEAT (%d packets with multicast)\n",
-		s.Stats.Messages[1], s.Stats.Messages[2], s.Stats.Messages[3], s.Stats.Messages[6], s.Stats.Messages[4], sumPackets(s.Stats))
+	var sent []string
+	for t, c := range s.Stats.Messages {
+		if c > 0 {
+			sent = append(sent, fmt.Sprintf("%d %v", c, wire.Type(t)))
+		}
+	}
+	fmt.Fprintf(out, "messages sent: %s (%d packets with multicast)\n", strings.Join(sent, ", "), sumPackets(s.Stats))
 	if v := s.Check.Violations; len(v) > 0 {
 		fmt.Fprintln(out, "VIOLATIONS:", v)
 		return 1
