@@ -77,6 +77,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/bench/internal/lists"
 	"github.com/lanleader/lanleader/bench/internal/machine"
 	"github.com/lanleader/lanleader/bench/internal/stats"
 )
@@ -144,22 +145,12 @@ func parseFlags(args []string) (options, error) {
 	if o.trials < 1 {
 		return o, fmt.Errorf("-trials: %d, want at least 1", o.trials)
 	}
-	for f := range strings.SplitSeq(*hbs, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(f))
-		if err != nil {
-			return o, fmt.Errorf("-heartbeat: %q is not a duration (like 100ms)", strings.TrimSpace(f))
-		}
-		if d < time.Millisecond {
-			return o, fmt.Errorf("-heartbeat: %v is shorter than 1ms", d)
-		}
-		o.heartbeats = append(o.heartbeats, d)
+	var err error
+	if o.heartbeats, err = lists.Durations("-heartbeat", *hbs, time.Millisecond); err != nil {
+		return o, err
 	}
-	for f := range strings.SplitSeq(*modes, ",") {
-		m := strings.TrimSpace(f)
-		if m != "crash" && m != "graceful" {
-			return o, fmt.Errorf("-mode: %q is not crash or graceful", m)
-		}
-		o.modes = append(o.modes, m)
+	if o.modes, err = lists.Modes("-mode", *modes); err != nil {
+		return o, err
 	}
 	if o.detector != agent.DetectorFixed && o.detector != agent.DetectorPhi {
 		return o, fmt.Errorf("-detector: %q is not fixed or phi", o.detector)

@@ -63,6 +63,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lanleader/lanleader/bench/internal/lists"
 	"github.com/lanleader/lanleader/bench/internal/machine"
 	"github.com/lanleader/lanleader/bench/internal/stats"
 	"github.com/lanleader/lanleader/e2e"
@@ -135,35 +136,16 @@ func parseFlags(args []string) (options, error) {
 		return o, fmt.Errorf("-trials: %d, want at least 1", o.trials)
 	}
 	var err error
-	if o.heartbeats, err = durations("-heartbeat", *hbs, 10*time.Millisecond); err != nil {
+	if o.heartbeats, err = lists.Durations("-heartbeat", *hbs, 10*time.Millisecond); err != nil {
 		return o, err
 	}
-	if o.adverts, err = durations("-advert-int", *adverts, 10*time.Millisecond); err != nil {
+	if o.adverts, err = lists.Durations("-advert-int", *adverts, 10*time.Millisecond); err != nil {
 		return o, err
 	}
-	for f := range strings.SplitSeq(*modes, ",") {
-		m := strings.TrimSpace(f)
-		if m != "crash" && m != "graceful" {
-			return o, fmt.Errorf("-mode: %q is not crash or graceful", m)
-		}
-		o.modes = append(o.modes, m)
+	if o.modes, err = lists.Modes("-mode", *modes); err != nil {
+		return o, err
 	}
 	return o, nil
-}
-
-func durations(flag, list string, least time.Duration) ([]time.Duration, error) {
-	var out []time.Duration
-	for f := range strings.SplitSeq(list, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %q is not a duration (like 100ms)", flag, strings.TrimSpace(f))
-		}
-		if d < least {
-			return nil, fmt.Errorf("%s: %v is shorter than %v", flag, d, least)
-		}
-		out = append(out, d)
-	}
-	return out, nil
 }
 
 // result is one row: a system, a setting and a mode.
@@ -206,26 +188,24 @@ func run(o options, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "# %s\n", machine.This().Line())
 	fmt.Fprintf(stdout, "# %d hosts (network namespaces on one bridge), %d trials per row, seed %d\n", o.hosts, o.trials, o.seed)
 	var results []result
+	measure := func(system, setting, mode string, f func(*result)) {
+		fmt.Fprintf(stderr, "lanfailover: %s, %s, %s: %d trials…\n", system, setting, mode, o.trials)
+		res := result{System: system, Setting: setting, Mode: mode}
+		if msg := r.scope(func() { f(&res) }); msg != "" {
+			res.Failures = append(res.Failures, msg)
+		}
+		results = append(results, res)
+	}
 	for _, hb := range o.heartbeats {
 		for _, mode := range o.modes {
-			fmt.Fprintf(stderr, "lanfailover: lanleader, heartbeat %v, %s: %d trials…\n", hb, mode, o.trials)
-			res := result{System: "lanleader", Setting: "heartbeat " + hb.String(), Mode: mode}
-			if msg := r.scope(func() { measureLanleader(r, o, hb, mode, rng, &res) }); msg != "" {
-				res.Failures = append(res.Failures, msg)
-			}
-			results = append(results, res)
+			measure("lanleader", "heartbeat "+hb.String(), mode, func(res *result) { measureLanleader(r, o, hb, mode, rng, res) })
 		}
 	}
 	if o.keepalived {
 		kaDefinitions(stdout)
 		for _, adv := range o.adverts {
 			for _, mode := range o.modes {
-				fmt.Fprintf(stderr, "lanfailover: keepalived, advert_int %v, %s: %d trials…\n", adv, mode, o.trials)
-				res := result{System: "keepalived", Setting: "advert_int " + adv.String(), Mode: mode}
-				if msg := r.scope(func() { measureKeepalived(r, o, adv, mode, rng, &res) }); msg != "" {
-					res.Failures = append(res.Failures, msg)
-				}
-				results = append(results, res)
+				measure("keepalived", "advert_int "+adv.String(), mode, func(res *result) { measureKeepalived(r, o, adv, mode, rng, res) })
 			}
 		}
 	}

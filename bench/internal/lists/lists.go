@@ -1,0 +1,39 @@
+// Package lists parses the comma-separated flag values the benchmarks
+// share, with errors that name the flag.
+package lists
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Durations parses list ("100ms,10ms") for flag; every duration must be
+// at least least.
+func Durations(flag, list string, least time.Duration) ([]time.Duration, error) {
+	var out []time.Duration
+	for f := range strings.SplitSeq(list, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a duration (like 100ms)", flag, strings.TrimSpace(f))
+		}
+		if d < least {
+			return nil, fmt.Errorf("%s: %v is shorter than %v", flag, d, least)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Modes parses a list of take-down modes for flag: crash, graceful.
+func Modes(flag, list string) ([]string, error) {
+	var out []string
+	for f := range strings.SplitSeq(list, ",") {
+		m := strings.TrimSpace(f)
+		if m != "crash" && m != "graceful" {
+			return nil, fmt.Errorf("%s: %q is not crash or graceful", flag, m)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

@@ -1,0 +1,33 @@
+package lists
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestDurations(t *testing.T) {
+	got, err := Durations("-heartbeat", "100ms, 10ms", time.Millisecond)
+	if err != nil || !slices.Equal(got, []time.Duration{100 * time.Millisecond, 10 * time.Millisecond}) {
+		t.Errorf("Durations(100ms, 10ms) = %v, %v", got, err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"100ms,x", `-heartbeat: "x" is not a duration (like 100ms)`},
+		{"100us", "-heartbeat: 100µs is shorter than 1ms"},
+		{"", `-heartbeat: "" is not a duration (like 100ms)`},
+	} {
+		if _, err := Durations("-heartbeat", tc.in, time.Millisecond); err == nil || err.Error() != tc.want {
+			t.Errorf("Durations(%q): %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestModes(t *testing.T) {
+	got, err := Modes("-mode", "crash, graceful")
+	if err != nil || !slices.Equal(got, []string{"crash", "graceful"}) {
+		t.Errorf("Modes(crash, graceful) = %v, %v", got, err)
+	}
+	if _, err := Modes("-mode", "crash,kill"); err == nil || err.Error() != `-mode: "kill" is not crash or graceful` {
+		t.Errorf("Modes(crash,kill): %v", err)
+	}
+}
