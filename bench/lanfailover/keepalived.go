@@ -156,6 +156,7 @@ vrrp_instance VI_1 {
 	var trialsFrom []cpuTime
 	var killSpan, readLag time.Duration
 	for trial := range o.trials {
+		r.checkInterrupt()
 		k.settle(since, fmt.Sprintf("trial %d", trial+1))
 		if trial == 0 {
 			trialsFrom = k.cpuTimes()

@@ -188,7 +188,11 @@ func run(o options, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "# %s\n", machine.This().Line())
 	fmt.Fprintf(stdout, "# %d hosts (network namespaces on one bridge), %d trials per row, seed %d\n", o.hosts, o.trials, o.seed)
 	var results []result
+	r.watchSignals()
 	measure := func(system, setting, mode string, f func(*result)) {
+		if r.interrupted.Load() {
+			return
+		}
 		fmt.Fprintf(stderr, "lanfailover: %s, %s, %s: %d trials…\n", system, setting, mode, o.trials)
 		res := result{System: system, Setting: setting, Mode: mode}
 		if msg := r.scope(func() { f(&res) }); msg != "" {
@@ -217,7 +221,7 @@ func run(o options, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lanfailover: %s, %s, %s: %s\n", res.System, res.Setting, res.Mode, f)
 		}
 	}
-	if failed {
+	if failed || r.interrupted.Load() {
 		return 1
 	}
 	return 0
@@ -249,7 +253,8 @@ func measureLanleader(r *runner, o options, hb time.Duration, mode string, rng *
 	since := obs.Start
 	var trialsFrom []cpuTime
 	for trial := range o.trials {
-		if why := waitAgree(obs, since, uint64(top+1), all); why != "" {
+		r.checkInterrupt()
+		if why := waitAgree(r, obs, since, uint64(top+1), all); why != "" {
 			r.Fatalf("trial %d: %d hosts do not agree that host-%d leads within %v: %s", trial+1, o.hosts, top+1, deadline, why)
 		}
 		if trial == 0 {
@@ -268,7 +273,7 @@ func measureLanleader(r *runner, o options, hb time.Duration, mode string, rng *
 		if err := procs[top].Signal(sig); err != nil {
 			r.Fatalf("trial %d: %v", trial+1, err)
 		}
-		if why := waitAgree(obs, t0, uint64(top), others); why != "" {
+		if why := waitAgree(r, obs, t0, uint64(top), others); why != "" {
 			res.Failures = append(res.Failures, fmt.Sprintf("trial %d: no agreement on host-%d within %v: %s", trial+1, top, deadline, why))
 			return
 		}
@@ -295,7 +300,7 @@ func measureLanleader(r *runner, o options, hb time.Duration, mode string, rng *
 		since = time.Now()
 		procs[top] = start(top)
 	}
-	if why := waitAgree(obs, since, uint64(top+1), all); why != "" {
+	if why := waitAgree(r, obs, since, uint64(top+1), all); why != "" {
 		r.Fatalf("after the last trial: %d hosts do not agree that host-%d leads within %v: %s", o.hosts, top+1, deadline, why)
 	}
 	// The observer's polls (every observeEvery) are part of the CPU
@@ -333,9 +338,10 @@ func cpuTimes(r *runner, procs []*e2e.Proc) []cpuTime {
 
 // waitAgree polls obs until hosts agree on leader in polls after after;
 // "" when they do, why not when they do not within deadline.
-func waitAgree(obs *e2e.Observer, after time.Time, leader uint64, hosts []int) string {
+func waitAgree(r *runner, obs *e2e.Observer, after time.Time, leader uint64, hosts []int) string {
 	why := ""
 	for end := time.Now().Add(deadline); time.Now().Before(end); time.Sleep(observeEvery / 2) {
+		r.checkInterrupt()
 		var ok bool
 		if ok, why = obs.Agree(after, leader, hosts...); ok {
 			return ""

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sync"
+	"sync/atomic"
+	"syscall"
 )
 
 // runner lets the test bed of e2e/, written for tests, run in a command:
@@ -21,6 +24,28 @@ type runner struct {
 	mu       sync.Mutex
 	cleanups []func()
 	failed   bool
+
+	interrupted atomic.Bool // SIGINT or SIGTERM arrived
+}
+
+// watchSignals makes SIGINT and SIGTERM end the benchmark cleanly: the
+// running setting aborts at its next check (checkInterrupt), its cleanups
+// run (processes, namespaces, counters), and no further setting starts.
+func (r *runner) watchSignals() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		sig := <-c
+		fmt.Fprintf(r.log, "lanfailover: %v: stopping after cleaning up\n", sig)
+		r.interrupted.Store(true)
+	}()
+}
+
+// checkInterrupt aborts the current setting once a signal has arrived.
+func (r *runner) checkInterrupt() {
+	if r.interrupted.Load() {
+		r.Fatalf("interrupted")
+	}
 }
 
 // abort is the panic value of Fatalf and Skip.
