@@ -59,6 +59,13 @@ type Agent struct {
 	snap atomic.Pointer[Status]
 	view atomic.Pointer[metrics.View]
 
+	sup      *supervisor // nil without a job
+	hooks    *hookRunner // nil without hooks
+	checks   *checker    // nil without checks
+	notify   notifier
+	metaKick chan struct{} // capacity 1: push the metadata to the members
+	jobDirty chan struct{} // capacity 1: the job's status changed
+
 	loop loopState // owned by the event loop goroutine
 }
 
@@ -108,8 +115,20 @@ func New(cfg Config) (*Agent, error) {
 	a.loop.kicked = make(map[string]time.Duration)
 	a.loop.evidence = make(map[string]time.Duration)
 	a.loop.fanned = make(map[uint64]bool)
-	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}})
+	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
+	if len(cfg.Job) > 0 {
+		a.sup = newSupervisor(a)
+	}
+	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
+		a.hooks = newHookRunner(cfg.HookTimeout, a.log, a.met)
+	}
+	for _, c := range cfg.Checks {
+		a.loop.checks = append(a.loop.checks, CheckStatus{Command: c, OK: true, Weight: cfg.CheckWeight})
+	}
+	a.metaKick = make(chan struct{}, 1)
+	a.jobDirty = make(chan struct{}, 1)
+	a.notify = newNotifier(a.log.Warn)
 	return a, nil
 }
 
@@ -137,6 +156,30 @@ func (a *Agent) Start() (err error) {
 			close(a.loopDone) // the loop never ran
 		}
 	}()
+
+	// The health checks run once before anything opens: the node starts
+	// with the priority they give it.
+	if len(cfg.Checks) > 0 {
+		a.checks = &checker{commands: cfg.Checks, interval: cfg.CheckInterval,
+			env: hookEnv(cfg, "starting", 0, 0), quit: make(chan struct{})}
+		for _, r := range a.checks.first() {
+			c := &a.loop.checks[r.index]
+			c.OK, c.Last, c.Detail = r.ok, r.at.UTC().Format(timeFormat), r.detail
+			if !r.ok {
+				a.log.Warn("check fails", "check", c.Command, "detail", r.detail, "weight", c.Weight)
+			}
+		}
+		if p := a.effectivePriority(); p != cfg.Priority {
+			ec := cfg.ElectionConfig()
+			ec.Priority = p
+			if cfg.Detector == DetectorPhi {
+				ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
+			}
+			if a.machine, err = election.NewBully(ec); err != nil {
+				return err
+			}
+		}
+	}
 
 	// The address of the election socket and the interface of the group.
 	ip := bind.Addr().Unmap()
@@ -181,7 +224,7 @@ func (a *Agent) Start() (err error) {
 	}
 
 	a.del = &delegate{queue: newEventQueue()}
-	a.setMeta(false)
+	a.setMeta()
 	mc := memberlistConfig(cfg, bind, a.del)
 	if bind.Addr().IsUnspecified() {
 		mc.AdvertiseAddr = ip.String()
@@ -228,6 +271,17 @@ func (a *Agent) Start() (err error) {
 	}
 	a.running.Store(true)
 	go a.run()
+	go a.metaPusher()
+	if a.sup != nil {
+		go a.sup.run()
+	}
+	if a.hooks != nil {
+		go a.hooks.run()
+	}
+	if a.checks != nil {
+		a.checks.report = func(r checkResult) { a.call(func() { a.onCheck(r) }) }
+		a.checks.start()
+	}
 	return nil
 }
 
@@ -243,12 +297,51 @@ func memberlistError(bind netip.AddrPort, err error) error {
 	return fmt.Errorf("memberlist on %v: %s", bind, oneLine(err))
 }
 
-// setMeta publishes this node's metadata for memberlist.
-func (a *Agent) setMeta(leaving bool) {
+// setMeta publishes this node's metadata for memberlist. It runs on the
+// loop (or before it starts).
+func (a *Agent) setMeta() {
 	b := meta{Proto: wire.Version, Algorithm: "bully", NodeID: a.cfg.NodeID,
-		Priority: a.machine.Status().Self.Priority, Election: a.tr.local, Leaving: leaving}.append(nil)
+		Priority: a.machine.Status().Self.Priority, Election: a.tr.local, Leaving: a.loop.leaving,
+		Job: a.loop.jobRunning}.append(nil)
 	a.del.meta.Store(&b)
 }
+
+// pushMeta has the metadata sent to the members now rather than at the
+// next push-pull; it never blocks.
+func (a *Agent) pushMeta() {
+	select {
+	case a.metaKick <- struct{}{}:
+	default:
+	}
+}
+
+// metaPusher broadcasts the metadata after each pushMeta. memberlist's
+// UpdateNode waits until the broadcast has gone out (or its timeout), so
+// neither the loop nor this goroutine waits for it: each push runs on its
+// own goroutine, at most metaPushes at once, so that a change (a job that
+// stopped) is never queued behind the wait for the previous one.
+func (a *Agent) metaPusher() {
+	sem := make(chan struct{}, metaPushes)
+	for {
+		select {
+		case <-a.quit:
+			return
+		case <-a.metaKick:
+		}
+		select {
+		case <-a.quit:
+			return
+		case sem <- struct{}{}:
+		}
+		go func() {
+			defer func() { <-sem }()
+			a.ml.UpdateNode(time.Second)
+		}()
+	}
+}
+
+// metaPushes bounds the metadata broadcasts under way.
+const metaPushes = 4
 
 // GossipAddr is memberlist's address (after Start).
 func (a *Agent) GossipAddr() netip.AddrPort { return a.gossip }
@@ -269,22 +362,29 @@ func (a *Agent) Status() Status {
 	if s := a.snap.Load(); s != nil {
 		return *s
 	}
-	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, State: "starting",
+	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, BasePriority: a.cfg.Priority, State: "starting",
 		Algorithm: "bully", Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{}}
 }
 
 // Done is closed when the event loop has ended.
 func (a *Agent) Done() <-chan struct{} { return a.loopDone }
 
-// Resign asks a leader to hand over (it stays out of elections for its
-// hold-off). It reports whether this node was leading.
+// Resign asks a leader to hand over: its job stops (SIGTERM, SIGKILL
+// after JobGrace), then it sends RESIGN and stays out of elections for its
+// hold-off (at least PreemptDelay). It reports whether this node was
+// leading; it returns at once, before the job has stopped.
 func (a *Agent) Resign() bool {
 	var was bool
-	a.call(func() {
-		was = a.machine.Status().State == election.StateLeader
-		a.step(a.now(), election.Event{Kind: election.EvResign})
-	})
+	a.call(func() { was = a.beginResign("asked") })
 	return was
+}
+
+// Job is the job's status, nil without a job.
+func (a *Agent) Job() *JobStatus {
+	if a.sup == nil {
+		return nil
+	}
+	return a.sup.status.Load()
 }
 
 // Stop ends the agent gracefully: a leader sends RESIGN, the node leaves
@@ -297,13 +397,29 @@ func (a *Agent) Stop(ctx context.Context) error {
 	}
 	var err error
 	a.stopOnce.Do(func() {
+		a.notify.send("STOPPING=1")
+		// The job stops first, before RESIGN: the next leader starts its
+		// job at once, and must not find ours still running.
+		if a.sup != nil {
+			a.call(func() {
+				a.loop.haltJob = true
+				a.updateJob()
+			})
+			close(a.sup.quit)
+			select {
+			case <-a.sup.done:
+			case <-ctx.Done():
+				a.log.Error("the job did not stop in time: SIGKILL", "err", ctx.Err())
+				a.sup.kill()
+			}
+		}
 		a.call(func() {
 			if a.machine.Status().State == election.StateLeader {
 				a.step(a.now(), election.Event{Kind: election.EvResign})
 			}
 			a.loop.leaving = true
 			// Tell the others this is a leave, not a failure.
-			a.setMeta(true)
+			a.setMeta()
 			a.log.Info("leaving")
 		})
 		timeout := DefaultLeaveTimeout
@@ -321,6 +437,14 @@ func (a *Agent) Stop(ctx context.Context) error {
 	return err
 }
 
+// KillJob kills the job's process group at once (SIGKILL): for an exit
+// that cannot wait for a graceful stop.
+func (a *Agent) KillJob() {
+	if a.sup != nil {
+		a.sup.kill()
+	}
+}
+
 // Crash ends the agent as a crash would: no RESIGN, no leave; its sockets
 // simply close. For tests and the demo. Before a successful Start it does
 // nothing.
@@ -328,7 +452,12 @@ func (a *Agent) Crash() {
 	if !a.running.Load() {
 		return
 	}
-	a.stopOnce.Do(func() { a.shutdown(context.Background()) })
+	a.stopOnce.Do(func() {
+		// A crashed agent's job dies with it (its guard's parent-death
+		// signal); in one process, kill it.
+		a.KillJob()
+		a.shutdown(context.Background())
+	})
 }
 
 // Failed is closed when the agent cannot go on (its election socket
@@ -353,8 +482,33 @@ func (a *Agent) fail(err error) {
 }
 
 func (a *Agent) shutdown(ctx context.Context) {
+	if a.checks != nil {
+		a.checks.stop()
+	}
+	if a.sup != nil {
+		select {
+		case <-a.sup.quit:
+		default:
+			close(a.sup.quit)
+		}
+	}
 	close(a.quit)
 	<-a.loopDone
+	if a.sup != nil {
+		<-a.sup.done
+	}
+	if a.hooks != nil {
+		// The hooks queued by the last changes (a leader's on_follower)
+		// still run, each within its timeout.
+		close(a.hooks.quit)
+		t := time.NewTimer(a.cfg.HookTimeout + time.Second)
+		select {
+		case <-a.hooks.done:
+		case <-t.C:
+			a.log.Warn("hooks still queued at exit are not run")
+		}
+		t.Stop()
+	}
 	a.closeAll()
 	if a.http != nil {
 		sctx, cancel := context.WithTimeout(ctx, time.Second)

@@ -44,6 +44,33 @@ const (
 	MinHeartbeat = 10 * time.Millisecond
 	// DefaultLeaveTimeout bounds the graceful leave at shutdown.
 	DefaultLeaveTimeout = 2 * time.Second
+
+	// MinCheckInterval bounds how often a check (a process) may run.
+	MinCheckInterval = 100 * time.Millisecond
+
+	// DefaultJobGrace is how long a job has to exit after SIGTERM before
+	// its process group is killed: systemd's default TimeoutStopSec is
+	// 90 s, Kubernetes' grace period 30 s; 10 s is enough for a worker to
+	// finish a unit of work, and short enough for a handover.
+	DefaultJobGrace = 10 * time.Second
+	// DefaultJobMaxFailures is how many times the job may exit on its
+	// own within JobFailureWindow before this node hands over (systemd's
+	// StartLimitBurst is 5 too).
+	DefaultJobMaxFailures = 5
+	// DefaultJobFailureWindow is the window JobMaxFailures counts in, and
+	// how long a node that handed over for its job stays at priority 1.
+	DefaultJobFailureWindow = time.Minute
+	// DefaultHookTimeout bounds a hook: a hook that hangs is killed after
+	// it (keepalived's notify scripts have no bound; ours must not pile up).
+	DefaultHookTimeout = 10 * time.Second
+	// DefaultCheckInterval is how often each health check runs; a check
+	// that runs longer than its interval has failed (keepalived's
+	// vrrp_script runs every second; a check is a process, so every 2 s).
+	DefaultCheckInterval = 2 * time.Second
+	// DefaultCheckWeight is how much a failing check lowers the priority:
+	// with every node at the default 100, a node whose check fails (50)
+	// is smaller than every healthy one.
+	DefaultCheckWeight = 50
 )
 
 // DefaultGroup4 and DefaultGroup6 are the multicast groups of election
@@ -144,6 +171,46 @@ type Config struct {
 	// never sends them.
 	DiscoverInterval time.Duration
 
+	// Job is the command line of the job run while this node leads
+	// (Job[0] is looked up in PATH), none when empty. It runs in its own
+	// process group with LANLEADER_TERM, LANLEADER_NODE_ID,
+	// LANLEADER_LEADER_ID and LANLEADER_NAME in its environment, under a
+	// guard process that stops the group should the agent die. Default
+	// none.
+	Job []string
+	// JobGrace is how long the job's process group has after SIGTERM
+	// before SIGKILL. Default 10s.
+	JobGrace time.Duration
+	// JobMaxFailures: after this many exits of the job on its own within
+	// JobFailureWindow, the node drops to priority 1 for the window and
+	// resigns, so that a healthier node takes over. 0 means the default,
+	// 5; negative: never.
+	JobMaxFailures int
+	// JobFailureWindow is the window of JobMaxFailures, and how long the
+	// node stays at priority 1 after it handed over. Default 1m.
+	JobFailureWindow time.Duration
+
+	// OnLeader, OnFollower and OnChange are shell commands (sh -c) run
+	// when this node becomes leader, when it stops leading or first
+	// follows a leader, and on every change of state or leader, in that
+	// order, one at a time, never blocking the election. They get the
+	// job's variables and LANLEADER_STATE. Default none.
+	OnLeader, OnFollower, OnChange string
+	// HookTimeout bounds each hook run; a hook still running then is
+	// killed (its process group) and counted. Default 10s.
+	HookTimeout time.Duration
+
+	// Checks are health checks, shell commands (sh -c) run every
+	// CheckInterval; one that exits non-zero, or runs longer than the
+	// interval, lowers the node's priority by CheckWeight until it passes
+	// again (never below 1). Default none.
+	Checks []string
+	// CheckInterval is how often each check runs. Default 2s.
+	CheckInterval time.Duration
+	// CheckWeight is what a failing check takes off the priority, 1 to
+	// 65535. Default 50.
+	CheckWeight int
+
 	// Logger receives one line per state change. Default: text to stderr
 	// at level info.
 	Logger *slog.Logger
@@ -195,6 +262,24 @@ func (c *Config) Fill() {
 	}
 	if c.DiscoverInterval == 0 {
 		c.DiscoverInterval = DefaultDiscoverInterval
+	}
+	if c.JobGrace == 0 {
+		c.JobGrace = DefaultJobGrace
+	}
+	if c.JobMaxFailures == 0 {
+		c.JobMaxFailures = DefaultJobMaxFailures
+	}
+	if c.JobFailureWindow == 0 {
+		c.JobFailureWindow = DefaultJobFailureWindow
+	}
+	if c.HookTimeout == 0 {
+		c.HookTimeout = DefaultHookTimeout
+	}
+	if c.CheckInterval == 0 {
+		c.CheckInterval = DefaultCheckInterval
+	}
+	if c.CheckWeight == 0 {
+		c.CheckWeight = DefaultCheckWeight
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -300,6 +385,31 @@ func (c *Config) Validate() error {
 	}
 	if c.PreemptDelay < 0 {
 		bad("preempt-delay: %v must not be negative", c.PreemptDelay)
+	}
+	if len(c.Job) > 0 && c.Job[0] == "" {
+		bad("job: empty command name")
+	}
+	if c.JobGrace < 0 {
+		bad("job-grace: %v must not be negative", c.JobGrace)
+	}
+	if c.JobFailureWindow < 0 {
+		bad("job-failure-window: %v must not be negative", c.JobFailureWindow)
+	}
+	if c.HookTimeout < 0 {
+		bad("hook-timeout: %v must not be negative", c.HookTimeout)
+	}
+	for _, ch := range c.Checks {
+		if strings.TrimSpace(ch) == "" {
+			bad("check: empty command")
+		}
+	}
+	if c.CheckInterval < 0 {
+		bad("check-interval: %v must not be negative", c.CheckInterval)
+	} else if c.CheckInterval > 0 && c.CheckInterval < MinCheckInterval {
+		bad("check-interval: %v is shorter than %v", c.CheckInterval, MinCheckInterval)
+	}
+	if c.CheckWeight < 0 || c.CheckWeight > 65535 {
+		bad("check-weight: %d out of range 1…65535", c.CheckWeight)
 	}
 	if len(errs) == 0 {
 		// The election machine's own cross-checks; the checks above name

@@ -1,5 +1,5 @@
 // Package agent is lanleader's runtime: the only package with goroutines,
-// sockets, clocks and (later) child processes.
+// sockets, clocks and child processes.
 //
 // An Agent joins the cluster's membership (hashicorp/memberlist, with
 // multicast discovery beacons), sends and receives election messages on

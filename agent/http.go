@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -41,8 +43,29 @@ func (a *Agent) newHTTPServer() *http.Server {
 		MaxRequestsInFlight: 4,
 		Timeout:             5 * time.Second,
 	}))
+	// POST /resign: `lanleader resign`. Only from this host (whatever
+	// address --http listens on), and not from a web page: a browser's
+	// cross-site POST carries an Origin header.
+	mux.HandleFunc("POST /resign", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if !fromThisHost(r) || r.Header.Get("Origin") != "" {
+			w.WriteHeader(http.StatusForbidden)
+			json.NewEncoder(w).Encode(resignAnswer{Error: "resign is accepted only from this host's loopback, and not from a web page"})
+			return
+		}
+		led := a.Resign()
+		s := a.Status()
+		ans := resignAnswer{Resigned: led, State: s.State, Term: s.Term, NodeID: s.NodeID,
+			HoldOff: a.machine.Config().ResignHoldoff.String()}
+		if !led {
+			ans.Error = "this node does not lead (state " + s.State + ")"
+			w.WriteHeader(http.StatusConflict)
+		}
+		json.NewEncoder(w).Encode(ans)
+	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "lanleader: /status (JSON), /healthz, /metrics\n")
+		fmt.Fprint(w, "lanleader: /status (JSON), /healthz, /metrics; POST /resign (from this host)\n")
 	})
 	return &http.Server{
 		Handler:           http.MaxBytesHandler(mux, 4<<10),
@@ -53,4 +76,37 @@ func (a *Agent) newHTTPServer() *http.Server {
 		MaxHeaderBytes:    8 << 10,
 		ErrorLog:          log.New(&slogWriter{l: a.log.With("component", "http")}, "", 0),
 	}
+}
+
+// resignAnswer is the answer of POST /resign.
+type resignAnswer struct {
+	// Resigned: this node led and hands over (its job stops first, then
+	// it sends RESIGN).
+	Resigned bool   `json:"resigned"`
+	State    string `json:"state"`
+	Term     uint64 `json:"term"`
+	NodeID   uint64 `json:"node_id"`
+	// HoldOff is how long it stays out of elections after its RESIGN (at
+	// least --preempt-delay): it does not take the leadership back before.
+	HoldOff string `json:"hold_off"`
+	Error   string `json:"error,omitempty"`
+}
+
+// fromThisHost says whether a request comes from this host: from a
+// loopback address, or from the very address it was sent to (a host
+// connecting to one of its own addresses).
+func fromThisHost(r *http.Request) bool {
+	remote, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	if remote.Addr().Unmap().IsLoopback() {
+		return true
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	lap, err := netip.ParseAddrPort(local.String())
+	return err == nil && lap.Addr().Unmap() == remote.Addr().Unmap()
 }

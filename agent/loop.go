@@ -71,6 +71,8 @@ type loopState struct {
 	lastBeacon time.Duration
 	beaconed   bool
 	leaving    bool // a graceful stop is under way: the election is over for this node
+
+	leadState
 }
 
 // run is the event loop: the only goroutine that touches the machine.
@@ -81,10 +83,15 @@ func (a *Agent) run() {
 	defer l.timer.Stop()
 	tick := time.NewTicker(housekeepEvery)
 	defer tick.Stop()
+	l.aux = time.NewTimer(time.Hour)
+	defer l.aux.Stop()
+	l.readyBy = a.now() + a.machine.Config().StartupWait + readyAfter
 
 	l.prev = a.machine.Status()
+	l.dirty = true
 	a.step(a.now(), election.Event{Kind: election.EvStart})
 	a.housekeep()
+	a.rearmAux()
 	for {
 		select {
 		case <-a.quit:
@@ -104,6 +111,10 @@ func (a *Agent) run() {
 			}
 		case f := <-a.cmds:
 			f()
+		case <-l.aux.C:
+			a.onAux()
+		case <-a.jobDirty:
+			l.dirty = true
 		case <-tick.C:
 			a.housekeep()
 		}
@@ -203,6 +214,9 @@ func (a *Agent) do(act election.Action) {
 		// alone would not see.
 		if act.Leader == 0 && l.prev.Leader != 0 && !l.lost {
 			l.lost, l.lostAt = true, a.lastHeard(l.prev)
+		}
+		if act.Leader == 0 {
+			l.leaderLost = true
 		}
 	case election.ActBecomeLeader:
 		// Reported through afterStep, from the machine's status.
@@ -380,6 +394,7 @@ func (a *Agent) onMember(ev memberEvent) {
 		if m.metaOK && md.NodeID != a.cfg.NodeID {
 			a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}})
 		}
+		a.onMemberChanged(ev.name)
 	case memberLeave:
 		m := l.members[ev.name]
 		if m == nil {
@@ -397,6 +412,7 @@ func (a *Agent) onMember(ev memberEvent) {
 		if m.metaOK {
 			a.memberDown(m.meta.NodeID)
 		}
+		a.onMemberChanged(ev.name)
 	}
 	a.checkConflict()
 }
@@ -504,8 +520,10 @@ func (a *Agent) afterStep() {
 	if st.State == prev.State && st.Leader == prev.Leader && st.Self == prev.Self {
 		// A new term of the same leadership: not worth a line at info.
 		a.log.Debug("term", "term", st.Term, "leader_id", st.Leader)
+		a.leadershipChanged(prev, st, false)
 		return
 	}
+	defer a.leadershipChanged(prev, st, st.State != prev.State || st.Leader != prev.Leader)
 	attrs := []any{"state", st.State.String(), "term", st.Term, "leader", a.nameOf(st.Leader), "leader_id", st.Leader}
 	if failover > 0 {
 		attrs = append(attrs, "failover", failover.Round(time.Millisecond))
@@ -636,6 +654,22 @@ func (a *Agent) publish() {
 		counts[m.status]++
 	}
 	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
+	s.BasePriority = a.cfg.Priority
+	if len(l.checks) > 0 {
+		s.Checks = slices.Clone(l.checks)
+	}
+	if l.penalised {
+		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
+	}
+	if a.sup != nil {
+		js := *a.sup.status.Load()
+		if l.jobWait != "" && js.State == "stopped" {
+			js.State = "waiting"
+		}
+		s.Job = &js
+	}
 	a.snap.Store(s)
-	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts})
+	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
+		Priority: s.Priority, ChecksFailing: a.checksFailing()})
+	a.notifyStatus(s)
 }

@@ -21,7 +21,8 @@ import (
 //	    13    1 election address length: 4 or 16
 //	    14  4|16 election address
 //	     -    2 election port
-//	     -    1 flags (optional; bit 0: leaving, set just before a graceful leave)
+//	     -    1 flags (optional; bit 0: leaving, set just before a graceful leave;
+//	                   bit 1: the job runs on this node)
 //
 // Fields are only ever appended; a reader ignores bytes past those it
 // knows, so a newer agent's metadata still reads.
@@ -41,9 +42,16 @@ type meta struct {
 	// the others can tell its departure from a failure: memberlist's leave
 	// event does not say which it was.
 	Leaving bool
+	// Job is set while this node's job runs (from its start until its
+	// process group is gone), so that a node taking the leadership over
+	// from a live leader starts its job only once the old one is stopped.
+	Job bool
 }
 
-const metaLeaving = 1 << 0
+const (
+	metaLeaving = 1 << 0
+	metaJob     = 1 << 1
+)
 
 var errMeta = errors.New("agent: bad node metadata")
 
@@ -68,6 +76,9 @@ func (m meta) append(b []byte) []byte {
 	flags := byte(0)
 	if m.Leaving {
 		flags |= metaLeaving
+	}
+	if m.Job {
+		flags |= metaJob
 	}
 	return append(b, flags)
 }
@@ -99,6 +110,7 @@ func decodeMeta(b []byte) (meta, error) {
 	m.Election = netip.AddrPortFrom(a.Unmap(), binary.BigEndian.Uint16(b[14+n:]))
 	if len(b) > 14+n+2 {
 		m.Leaving = b[14+n+2]&metaLeaving != 0
+		m.Job = b[14+n+2]&metaJob != 0
 	}
 	if m.NodeID == 0 {
 		return m, fmt.Errorf("%w: node_id 0", errMeta)

@@ -12,6 +12,7 @@ func TestMetaRoundTrip(t *testing.T) {
 	for _, m := range []meta{
 		{Proto: wire.Version, Algorithm: "bully", NodeID: 7, Priority: 150, Election: netip.MustParseAddrPort("198.18.0.7:7947")},
 		{Proto: wire.Version, Algorithm: "bully", NodeID: MaxNodeID, Priority: 65535, Election: netip.MustParseAddrPort("[fe80::1]:7947"), Leaving: true},
+		{Proto: wire.Version, Algorithm: "bully", NodeID: 9, Priority: 1, Election: netip.MustParseAddrPort("198.18.0.9:7947"), Job: true},
 	} {
 		b := m.append(nil)
 		got, err := decodeMeta(b)
@@ -25,6 +26,12 @@ func TestMetaRoundTrip(t *testing.T) {
 	want := []byte{1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 4, 198, 18, 0, 1, 0x1f, 0x0b, 1}
 	if string(b) != string(want) {
 		t.Errorf("meta bytes % x, want % x", b, want)
+	}
+	// The job flag is bit 1.
+	b = meta{Proto: 1, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
+		Election: netip.MustParseAddrPort("198.18.0.1:7947"), Leaving: true, Job: true}.append(nil)
+	if b[len(b)-1] != 3 {
+		t.Errorf("flags %#x with leaving and job, want 0x3", b[len(b)-1])
 	}
 	// Metadata of an agent that predates the flags byte still reads.
 	if got, err := decodeMeta(want[:len(want)-1]); err != nil || got.Leaving || got.NodeID != 0x0102030405060708 {

@@ -24,6 +24,15 @@ type Status struct {
 	// 3339 with milliseconds; empty before the first leader.
 	LeaderSince string `json:"leader_since,omitempty"`
 	Version     string `json:"version"`
+
+	// BasePriority is the configured priority; Priority above is the
+	// effective one: less the weights of the failing checks, or 1 while
+	// the node is penalised for a failing job (until PenaltyUntil).
+	BasePriority uint16        `json:"base_priority"`
+	Checks       []CheckStatus `json:"checks,omitempty"`
+	PenaltyUntil string        `json:"penalty_until,omitempty"`
+	// Job is set when the agent has a job.
+	Job *JobStatus `json:"job,omitempty"`
 }
 
 // Member is one other member of the cluster as memberlist sees it.

@@ -30,10 +30,6 @@ func TestREADMEListsAlerts(t *testing.T) {
 			if !strings.Contains(m[2], "**live once authentication is built**") {
 				t.Errorf("README's %s row does not say it goes live with authentication: %s", m[1], m[2])
 			}
-		case "LanleaderJobNotRunningOnLeader":
-			if !strings.Contains(m[2], "**live once the job feature is built**") {
-				t.Errorf("README's %s row does not say it goes live with the job feature: %s", m[1], m[2])
-			}
 		}
 	}
 	if !slices.Equal(rows, wantAlerts) {

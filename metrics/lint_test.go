@@ -32,6 +32,11 @@ func busyRegistry(t *testing.T, version string, v View) *prometheus.Registry {
 	m.Failover.Observe(0.25)
 	m.JobRunning.Set(1)
 	m.JobRestarts.Inc()
+	for _, h := range Hooks {
+		for _, o := range HookOutcomes {
+			m.HookRuns.WithLabelValues(h, o).Inc()
+		}
+	}
 	return reg
 }
 
@@ -112,7 +117,7 @@ func TestNamingConventions(t *testing.T) {
 // valueLists maps each bounded label to its fixed list of values.
 var valueLists = map[string][]string{
 	"state": States, "status": MemberStatuses, "reason": DropReasons,
-	"result": ElectionResults, "type": MessageTypes,
+	"result": ElectionResults, "type": MessageTypes, "hook": Hooks, "outcome": HookOutcomes,
 }
 
 // shape describes a registry's lanleader families: name, type, label
@@ -171,8 +176,10 @@ func TestLabelValuesAreBounded(t *testing.T) {
 		}
 	}
 	want := `lanleader_build_info GAUGE {version} 1
+lanleader_checks_failing GAUGE {} 1
 lanleader_elections_total COUNTER {result} 2
 lanleader_failover_seconds HISTOGRAM {} 1
+lanleader_hook_runs_total COUNTER {hook,outcome} 12
 lanleader_is_leader GAUGE {} 1
 lanleader_job_restarts_total COUNTER {} 1
 lanleader_job_running GAUGE {} 1
@@ -182,6 +189,7 @@ lanleader_members GAUGE {status} 4
 lanleader_messages_received_total COUNTER {type} 14
 lanleader_messages_sent_total COUNTER {type} 14
 lanleader_packets_dropped_total COUNTER {reason} 11
+lanleader_priority GAUGE {} 1
 lanleader_state GAUGE {state} 5
 lanleader_term GAUGE {} 1
 `

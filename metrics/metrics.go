@@ -18,6 +18,11 @@ type View struct {
 	LeaderID   uint64         // 0: none known
 	LeaderName string         // ignored when LeaderID is 0
 	Members    map[string]int // memberlist status ("alive","suspect","dead","left") → count of OTHER members
+	// Priority is this node's effective priority: the configured one less
+	// the weights of its failing health checks (1 after a job hand-over).
+	Priority uint16
+	// ChecksFailing is how many of this node's health checks fail now.
+	ChecksFailing int
 }
 
 // States lists the values of the state label of lanleader_state, in order.
@@ -41,6 +46,18 @@ var DropReasons = []string{
 	"self",     // our own packet, looped back to us
 	"conflict", // a packet from another node that uses our node_id
 	"addr",     // a discovery beacon announcing an address other than its sender's
+}
+
+// Hooks lists the values of the hook label of lanleader_hook_runs_total.
+var Hooks = []string{"on_leader", "on_follower", "on_change"}
+
+// HookOutcomes lists the values of the outcome label of
+// lanleader_hook_runs_total.
+var HookOutcomes = []string{
+	"ok",      // exited 0
+	"failed",  // exited non-zero, was killed by a signal, or did not start
+	"timeout", // still running after the hook timeout: killed
+	"dropped", // not run: the queue of hooks was full
 }
 
 // ElectionResults lists the values of the result label of
@@ -112,6 +129,12 @@ var (
 		"Whether the leader-only job is running on this node (1) or not (0)."}
 	specJobRestarts = spec{"lanleader_job_restarts_total", typeCounter, nil,
 		"Times the leader-only job was restarted after it exited while this node led."}
+	specPriority = spec{"lanleader_priority", typeGauge, nil,
+		"Effective priority of this node: its configured priority less the weights of its failing health checks (1 while it is penalised for a failing job)."}
+	specChecksFailing = spec{"lanleader_checks_failing", typeGauge, nil,
+		"Health checks of this node that fail now."}
+	specHookRuns = spec{"lanleader_hook_runs_total", typeCounter, []string{"hook", "outcome"},
+		"Hook runs (on_leader, on_follower, on_change), by outcome."}
 	specBuildInfo = spec{"lanleader_build_info", typeGauge, []string{"version"},
 		"Build information of this lanleader binary, with its version as a label; always 1."}
 )
@@ -131,6 +154,9 @@ var specs = []*spec{
 	&specFailover,
 	&specJobRunning,
 	&specJobRestarts,
+	&specPriority,
+	&specChecksFailing,
+	&specHookRuns,
 	&specBuildInfo,
 }
 
@@ -167,6 +193,7 @@ type Metrics struct {
 	Failover         prometheus.Histogram   // lanleader_failover_seconds
 	JobRunning       prometheus.Gauge       // lanleader_job_running
 	JobRestarts      prometheus.Counter     // lanleader_job_restarts_total
+	HookRuns         *prometheus.CounterVec // lanleader_hook_runs_total{hook,outcome}, values in Hooks and HookOutcomes
 }
 
 // New registers every lanleader metric on reg, plus the Go and process
@@ -197,6 +224,12 @@ func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
 		}),
 		JobRunning:  specJobRunning.gauge(),
 		JobRestarts: specJobRestarts.counter(),
+		HookRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: specHookRuns.name, Help: specHookRuns.help}, specHookRuns.labels),
+	}
+	for _, h := range Hooks {
+		for _, o := range HookOutcomes {
+			m.HookRuns.WithLabelValues(h, o)
+		}
 	}
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: specBuildInfo.name, Help: specBuildInfo.help}, specBuildInfo.labels)
 	buildInfo.WithLabelValues(version).Set(1)
@@ -211,6 +244,7 @@ func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
 		m.Failover,
 		m.JobRunning,
 		m.JobRestarts,
+		m.HookRuns,
 		buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -249,16 +283,19 @@ func (s *spec) desc() *prometheus.Desc {
 type stateCollector struct {
 	view                                       func() View
 	isLeader, term, leaderInfo, state, members *prometheus.Desc
+	priority, checksFailing                    *prometheus.Desc
 }
 
 func newStateCollector(view func() View) *stateCollector {
 	return &stateCollector{
-		view:       view,
-		isLeader:   specIsLeader.desc(),
-		term:       specTerm.desc(),
-		leaderInfo: specLeaderInfo.desc(),
-		state:      specState.desc(),
-		members:    specMembers.desc(),
+		view:          view,
+		isLeader:      specIsLeader.desc(),
+		term:          specTerm.desc(),
+		leaderInfo:    specLeaderInfo.desc(),
+		state:         specState.desc(),
+		members:       specMembers.desc(),
+		priority:      specPriority.desc(),
+		checksFailing: specChecksFailing.desc(),
 	}
 }
 
@@ -270,6 +307,8 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.leaderInfo
 	ch <- c.state
 	ch <- c.members
+	ch <- c.priority
+	ch <- c.checksFailing
 }
 
 // Collect calls view once and emits one series per metric and label value.
@@ -290,6 +329,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range MemberStatuses {
 		ch <- gauge(c.members, float64(v.Members[s]), s)
 	}
+	ch <- gauge(c.priority, float64(v.Priority))
+	ch <- gauge(c.checksFailing, float64(v.ChecksFailing))
 }
 
 // gauge never panics: a scrape must not crash the agent. An error (none is

@@ -36,6 +36,10 @@ const stateHelp = `
 # TYPE lanleader_state gauge
 # HELP lanleader_members Number of other cluster members known to the membership layer, by status.
 # TYPE lanleader_members gauge
+# HELP lanleader_priority Effective priority of this node: its configured priority less the weights of its failing health checks (1 while it is penalised for a failing job).
+# TYPE lanleader_priority gauge
+# HELP lanleader_checks_failing Health checks of this node that fail now.
+# TYPE lanleader_checks_failing gauge
 `
 
 func TestStateCollector(t *testing.T) {
@@ -47,7 +51,7 @@ func TestStateCollector(t *testing.T) {
 		{
 			name: "leader",
 			view: View{State: "leader", Term: 7, LeaderID: 3, LeaderName: "host-a",
-				Members: map[string]int{"alive": 2, "dead": 1}},
+				Members: map[string]int{"alive": 2, "dead": 1}, Priority: 150, ChecksFailing: 1},
 			want: `
 lanleader_is_leader 1
 lanleader_term 7
@@ -61,6 +65,8 @@ lanleader_members{status="alive"} 2
 lanleader_members{status="dead"} 1
 lanleader_members{status="left"} 0
 lanleader_members{status="suspect"} 0
+lanleader_priority 150
+lanleader_checks_failing 1
 `,
 		},
 		{
@@ -81,6 +87,8 @@ lanleader_members{status="alive"} 0
 lanleader_members{status="dead"} 0
 lanleader_members{status="left"} 0
 lanleader_members{status="suspect"} 0
+lanleader_priority 0
+lanleader_checks_failing 0
 `,
 		},
 		{
@@ -101,6 +109,8 @@ lanleader_members{status="alive"} 1
 lanleader_members{status="dead"} 0
 lanleader_members{status="left"} 3
 lanleader_members{status="suspect"} 1
+lanleader_priority 0
+lanleader_checks_failing 0
 `,
 		},
 		{
@@ -121,6 +131,8 @@ lanleader_members{status="alive"} 0
 lanleader_members{status="dead"} 0
 lanleader_members{status="left"} 0
 lanleader_members{status="suspect"} 0
+lanleader_priority 0
+lanleader_checks_failing 0
 `,
 		},
 	}
@@ -135,7 +147,7 @@ lanleader_members{status="suspect"} 0
 			reg, _ := newTestRegistry(t, "test", fixedView(tc.view))
 			if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 				"lanleader_is_leader", "lanleader_term", "lanleader_leader_info",
-				"lanleader_state", "lanleader_members"); err != nil {
+				"lanleader_state", "lanleader_members", "lanleader_priority", "lanleader_checks_failing"); err != nil {
 				t.Error(err)
 			}
 		})
@@ -207,6 +219,17 @@ func zeroSeries(name, help, label string, values []string) string {
 	return b.String()
 }
 
+// hookZeros is every series of lanleader_hook_runs_total at 0.
+func hookZeros() string {
+	var b strings.Builder
+	for _, h := range Hooks {
+		for _, o := range HookOutcomes {
+			fmt.Fprintf(&b, "lanleader_hook_runs_total{hook=%q,outcome=%q} 0\n", h, o)
+		}
+	}
+	return b.String()
+}
+
 func TestEventMetricsStartAtZero(t *testing.T) {
 	reg, _ := newTestRegistry(t, "test", fixedView(View{State: "starting"}))
 	want := `
@@ -236,7 +259,9 @@ lanleader_job_running 0
 # HELP lanleader_job_restarts_total Times the leader-only job was restarted after it exited while this node led.
 # TYPE lanleader_job_restarts_total counter
 lanleader_job_restarts_total 0
-# HELP lanleader_failover_seconds Time in seconds from the old leader's last word heard at this node (its last heartbeat, or its RESIGN) to a new leader known here; a preemption is not a failover.
+# HELP lanleader_hook_runs_total Hook runs (on_leader, on_follower, on_change), by outcome.
+# TYPE lanleader_hook_runs_total counter
+` + hookZeros() + `# HELP lanleader_failover_seconds Time in seconds from the old leader's last word heard at this node (its last heartbeat, or its RESIGN) to a new leader known here; a preemption is not a failover.
 # TYPE lanleader_failover_seconds histogram
 lanleader_failover_seconds_bucket{le="0.01"} 0
 lanleader_failover_seconds_bucket{le="0.025"} 0
@@ -264,7 +289,7 @@ lanleader_failover_seconds_count 0
 		"lanleader_elections_total", "lanleader_leader_changes_total",
 		"lanleader_messages_sent_total", "lanleader_messages_received_total",
 		"lanleader_packets_dropped_total", "lanleader_failover_seconds",
-		"lanleader_job_running", "lanleader_job_restarts_total"); err != nil {
+		"lanleader_job_running", "lanleader_job_restarts_total", "lanleader_hook_runs_total"); err != nil {
 		t.Error(err)
 	}
 	// Every series exists: one per label value.
@@ -273,6 +298,7 @@ lanleader_failover_seconds_count 0
 		"lanleader_messages_sent_total":     len(MessageTypes),
 		"lanleader_messages_received_total": len(MessageTypes),
 		"lanleader_packets_dropped_total":   len(DropReasons),
+		"lanleader_hook_runs_total":         len(Hooks) * len(HookOutcomes),
 	} {
 		if got := len(family(t, reg, name).GetMetric()); got != n {
 			t.Errorf("%s has %d series, want %d", name, got, n)
@@ -402,7 +428,8 @@ func TestDescribeMatchesRegistry(t *testing.T) {
 		"lanleader_leader_changes_total", "lanleader_messages_sent_total",
 		"lanleader_messages_received_total", "lanleader_packets_dropped_total",
 		"lanleader_failover_seconds", "lanleader_job_running",
-		"lanleader_job_restarts_total", "lanleader_build_info"}
+		"lanleader_job_restarts_total", "lanleader_priority", "lanleader_checks_failing",
+		"lanleader_hook_runs_total", "lanleader_build_info"}
 	var gotOrder []string
 	for _, info := range Describe() {
 		gotOrder = append(gotOrder, info.Name)

@@ -40,9 +40,10 @@ DESCRIPTION
     heartbeat every --heartbeat; when its heartbeats stop, the others elect
     a new leader. Every leadership has a term, a number that only grows.
 
-    A JOB after -- is the command to run while this node leads: started
-    when it becomes leader, stopped when it stops leading. This build does
-    not run jobs yet: run refuses a JOB, with exit status 2.
+    A JOB after -- (or job: in the file) is the command to run while this
+    node leads, and only then: see JOB below. Hooks (--on-leader,
+    --on-follower, --on-change) run on changes of leadership, and health
+    checks (--check) lower the node's priority while they fail.
 
     /status (JSON), /healthz and /metrics (Prometheus) are served on --http;
     'lanleader status' prints /status as a table.
@@ -140,6 +141,48 @@ FLAGS
         A node that starts waits this long before it takes over from a
         smaller leader, e.g. while its services warm up. Default 0.
 
+  Job (see JOB below)
+    --job-grace DURATION
+        How long the job has to exit after SIGTERM (sent to its process
+        group) before SIGKILL. Default 10s.
+    --job-max-failures N
+        0 to 1000. When the job exits on its own N times within
+        --job-failure-window while this node leads, the node drops to
+        priority 1 for that window and resigns, so that another node runs
+        the job. 0: never. Default 5.
+    --job-failure-window DURATION
+        The window of --job-max-failures, and how long a node that handed
+        over for its job keeps priority 1. Default 1m.
+
+  Hooks (keepalived's notify scripts)
+    --on-leader COMMAND
+        A shell command (/bin/sh -c) run when this node becomes leader.
+        Default: none.
+    --on-follower COMMAND
+        Run when this node stops leading, and when it first follows a
+        leader after its start. Default: none.
+    --on-change COMMAND
+        Run on every change of this node's state or of the leader it
+        follows (the changes the log reports at level info). Default:
+        none.
+    --hook-timeout DURATION
+        A hook still running after this is killed (its process group)
+        and counted as a timeout. Hooks run one at a time, in order,
+        never holding up the election. Default 10s.
+
+  Health checks (keepalived's track_script)
+    --check COMMAND
+        A shell command run every --check-interval; while it fails (exits
+        non-zero, or runs longer than the interval) the node's priority is
+        lower by --check-weight (never below 1), which moves the
+        leadership to a healthier node when preemption is on. May be
+        repeated; in the file, a list. Default: none.
+    --check-interval DURATION
+        How often each check runs, at least 100ms. Default 2s.
+    --check-weight N
+        1 to 65535: what a failing check takes off the priority. Pick it
+        larger than the gap between your priorities. Default 50.
+
   Logging
     --log-format text|json
         The format of the log lines on standard error. Default text.
@@ -164,19 +207,55 @@ CONFIG FILE
         http: 127.0.0.1:9947
         log_format: json
 
+    job: is the job's command line, a list (job: [/usr/bin/worker, --fast])
+    or a string run by /bin/sh -c; a JOB after -- replaces it. check: is a
+    list of shell commands.
+
+JOB
+    The job starts when this node becomes leader, in its own process group,
+    with standard input from /dev/null and these variables added to the
+    agent's environment: LANLEADER_TERM (the term, a fencing token that
+    only grows), LANLEADER_NODE_ID, LANLEADER_LEADER_ID (this node) and
+    LANLEADER_NAME. Its standard output and error go to the agent's log,
+    one entry per line (msg=job, stream=stdout|stderr, with its pid). It
+    stops when this node stops leading: SIGTERM to the group, SIGKILL
+    after --job-grace; whatever the job leaves in its group when it exits
+    is killed. A job that exits on its own while this node leads is
+    restarted after 200ms, doubling with each failure in the window up to
+    30s (see --job-max-failures). Hooks get the same variables and
+    LANLEADER_STATE (leader, follower, candidate, conflict, starting).
+
+    The job never runs on two nodes at once in a healthy cluster: a
+    leader that resigns or stops stops its job before it sends RESIGN; a
+    node that takes the leadership over from a live leader (preemption)
+    starts its job only once that leader's job has stopped (it says so in
+    its membership metadata), or after --job-grace and 2s. A crashed
+    agent's job dies with it: the job's group is led by a guard process
+    (this program again) that the kernel signals when the agent dies, even
+    by SIGKILL, and that stops the group as the agent would. (Processes
+    that leave the group, with setsid, escape it; under systemd,
+    KillMode=control-group kills them.) Only a network partition, which
+    elects a leader on each side, runs it twice.
+
 EXIT STATUS
     0   the agent stopped cleanly after SIGINT or SIGTERM (or -h)
     1   the agent failed while running, or a second signal cut its stop
         short
     2   bad flags or config (the message names the flag or key at fault),
-        or the agent could not start (e.g. its port is in use)
+        or the agent could not start (e.g. its port is in use, or the
+        job's program is not found)
 
 SIGNALS
     SIGINT, SIGTERM
-        Stop. A leader resigns, so that the others elect at once instead
-        of waiting for --suspect-after; then the agent leaves the
-        membership gracefully and exits with status 0. A second signal
-        exits at once, with status 1.
+        Stop. A leader stops its job (SIGTERM, SIGKILL after --job-grace),
+        then resigns, so that the others elect at once instead of waiting
+        for --suspect-after; then the agent runs the hooks that are due,
+        leaves the membership gracefully and exits with status 0. A second
+        signal kills the job's group and exits at once, with status 1.
+
+    'lanleader resign' makes a leader hand over without stopping (see
+    'lanleader resign -h'). Under systemd (Type=notify) the agent reports
+    READY=1, its state in STATUS=, WATCHDOG=1 pings and STOPPING=1.
 `
 
 // runSettings is what the flags and the file set: the agent's Config and
@@ -198,7 +277,13 @@ const (
 	kindDuration            // a string with a unit; a bare number other than 0 is refused
 	kindBool                // a boolean flag: --x means --x=true
 	kindList                // a comma-separated list; a YAML sequence in the file
+	kindMulti               // repeatable, one item each time (commas are kept); a YAML sequence in the file
+	kindArgv                // the job's command line: no flag (it goes after --), a YAML sequence or string in the file
 )
+
+// itemSep joins the items of a kindMulti or kindArgv value for
+// option.set: a byte no command line holds.
+const itemSep = "\x00"
 
 // option is one setting of `lanleader run`: the flag --flag and the YAML
 // key flag with '-' replaced by '_'.
@@ -213,6 +298,10 @@ type option struct {
 
 // key is the option's YAML key.
 func (o option) key() string { return strings.ReplaceAll(o.flag, "-", "_") }
+
+// isFlag says whether the option is also a flag (all but the job, whose
+// command line goes after --).
+func (o option) isFlag() bool { return o.kind != kindArgv }
 
 // runOptions are the options of `lanleader run`, but --config. A new one
 // needs a line in runUsage and tests in config_test.go.
@@ -318,6 +407,74 @@ var runOptions = []option{
 		s.cfg.DiscoverInterval, err = parseDuration(v, true)
 		return err
 	}},
+	{"job", kindArgv, "the job's command line (after --)", func(s *runSettings, v string) error {
+		s.cfg.Job = strings.Split(v, itemSep)
+		if s.cfg.Job[0] == "" {
+			return errors.New("empty command name")
+		}
+		return nil
+	}},
+	{"job-grace", kindDuration, "time between SIGTERM and SIGKILL of the job (default 10s)", func(s *runSettings, v string) (err error) {
+		s.cfg.JobGrace, err = parseDuration(v, false)
+		return err
+	}},
+	{"job-max-failures", kindInt, "job exits in the window before handing over; 0: never (default 5)", func(s *runSettings, v string) error {
+		n, err := parseInt(v, 0, 1000)
+		if err == nil {
+			s.cfg.JobMaxFailures = int(n)
+			if n == 0 {
+				s.cfg.JobMaxFailures = -1
+			}
+		}
+		return err
+	}},
+	{"job-failure-window", kindDuration, "window of --job-max-failures (default 1m)", func(s *runSettings, v string) (err error) {
+		s.cfg.JobFailureWindow, err = parseDuration(v, false)
+		return err
+	}},
+	{"on-leader", kindString, "shell command run when this node becomes leader", func(s *runSettings, v string) error {
+		s.cfg.OnLeader = v
+		return nil
+	}},
+	{"on-follower", kindString, "shell command run when this node stops leading or first follows", func(s *runSettings, v string) error {
+		s.cfg.OnFollower = v
+		return nil
+	}},
+	{"on-change", kindString, "shell command run on every change of state or leader", func(s *runSettings, v string) error {
+		s.cfg.OnChange = v
+		return nil
+	}},
+	{"hook-timeout", kindDuration, "a hook still running then is killed (default 10s)", func(s *runSettings, v string) (err error) {
+		s.cfg.HookTimeout, err = parseDuration(v, false)
+		return err
+	}},
+	{"check", kindMulti, "health check, a shell command (repeatable)", func(s *runSettings, v string) error {
+		s.cfg.Checks = nil
+		if v == "" {
+			return nil
+		}
+		for c := range strings.SplitSeq(v, itemSep) {
+			if strings.TrimSpace(c) == "" {
+				return errors.New("empty command")
+			}
+			s.cfg.Checks = append(s.cfg.Checks, c)
+		}
+		return nil
+	}},
+	{"check-interval", kindDuration, "how often each check runs (default 2s)", func(s *runSettings, v string) (err error) {
+		s.cfg.CheckInterval, err = parseDuration(v, false)
+		if err == nil && s.cfg.CheckInterval != 0 && s.cfg.CheckInterval < agent.MinCheckInterval {
+			return fmt.Errorf("%s is shorter than %v", v, agent.MinCheckInterval)
+		}
+		return err
+	}},
+	{"check-weight", kindInt, "priority a failing check takes off (default 50)", func(s *runSettings, v string) error {
+		n, err := parseInt(v, 1, 65535)
+		if err == nil {
+			s.cfg.CheckWeight = int(n)
+		}
+		return err
+	}},
 	{"log-format", kindString, "text or json (default text)", func(s *runSettings, v string) error {
 		s.logFormat = v
 		return oneOf(v, "text", "json")
@@ -397,7 +554,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 		}
 	}
 	for _, o := range runOptions {
-		if !given[o.flag] {
+		if !o.isFlag() || !given[o.flag] {
 			continue
 		}
 		if err := o.set(&s, rf.values[o.flag].String()); err != nil {
@@ -411,11 +568,15 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	} else {
 		s.cfg.Logger = slog.New(slog.NewTextHandler(stderr, opts))
 	}
+	// A command line after -- replaces the file's job.
+	if len(job) > 0 {
+		s.cfg.Job = job
+	}
 	s.cfg.Fill()
 	if err := s.cfg.Validate(); err != nil {
 		return agent.Config{}, nil, err
 	}
-	return s.cfg, job, nil
+	return s.cfg, s.cfg.Job, nil
 }
 
 // runFlags is the FlagSet of `lanleader run`. The flags keep the strings
@@ -433,7 +594,13 @@ func newRunFlags() *runFlags {
 	rf.set.Usage = func() {}
 	rf.set.StringVar(&rf.config, "config", "", "YAML config `file`")
 	for _, o := range runOptions {
-		v := &flagValue{list: o.kind == kindList}
+		if !o.isFlag() {
+			continue
+		}
+		v := &flagValue{list: o.kind == kindList || o.kind == kindMulti, sep: ","}
+		if o.kind == kindMulti {
+			v.sep = itemSep
+		}
 		rf.values[o.flag] = v
 		if o.kind == kindBool {
 			rf.set.Var(boolFlagValue{v}, o.flag, o.usage)
@@ -448,6 +615,7 @@ func newRunFlags() *runFlags {
 // value, every non-empty one for a list.
 type flagValue struct {
 	list bool
+	sep  string // between the items of a list, for option.set
 	vals []string
 }
 
@@ -455,7 +623,7 @@ func (f *flagValue) String() string {
 	if f == nil {
 		return ""
 	}
-	return strings.Join(f.vals, ",")
+	return strings.Join(f.vals, f.sep)
 }
 
 func (f *flagValue) Set(v string) error {
@@ -480,7 +648,9 @@ func flagMessage(err error) string {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		known := []string{"config"}
 		for _, o := range runOptions {
-			known = append(known, o.flag)
+			if o.isFlag() {
+				known = append(known, o.flag)
+			}
 		}
 		hint := "'lanleader run -h' lists the flags"
 		if s := suggest(name, known); s != "" {
@@ -573,6 +743,41 @@ func nodeText(kind optionKind, n *yaml.Node) (string, error) {
 	}
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return "", errors.New("no value (leave the key out for the default)")
+	}
+	if kind == kindArgv && n.Kind == yaml.ScalarNode {
+		// A string is a shell command line.
+		if strings.TrimSpace(n.Value) == "" {
+			return "", errors.New("empty command")
+		}
+		return strings.Join([]string{"/bin/sh", "-c", n.Value}, itemSep), nil
+	}
+	if kind == kindMulti || kind == kindArgv {
+		if n.Kind != yaml.SequenceNode {
+			if kind == kindArgv {
+				return "", errors.New(`want a command line, as a list (like [/usr/bin/worker, --fast]) or a string for /bin/sh -c`)
+			}
+			return "", errors.New(`want a list of shell commands, like ["test -e /run/app.ok"]`)
+		}
+		if len(n.Content) == 0 {
+			if kind == kindArgv {
+				return "", errors.New("empty command")
+			}
+			return "", nil
+		}
+		items := make([]string, len(n.Content))
+		for i, c := range n.Content {
+			for c.Kind == yaml.AliasNode && c.Alias != nil {
+				c = c.Alias
+			}
+			if c.Kind != yaml.ScalarNode || c.ShortTag() == "!!null" {
+				return "", fmt.Errorf("item %d is not a string", i+1)
+			}
+			if strings.Contains(c.Value, itemSep) {
+				return "", fmt.Errorf("item %d holds a NUL byte", i+1)
+			}
+			items[i] = c.Value
+		}
+		return strings.Join(items, itemSep), nil
 	}
 	if kind == kindList {
 		if n.Kind != yaml.SequenceNode {

@@ -42,6 +42,12 @@ func defaultRunConfig(t *testing.T) agent.Config {
 		Preempt:          true,
 		PreemptDelay:     0,
 		DiscoverInterval: time.Second,
+		JobGrace:         10 * time.Second,
+		JobMaxFailures:   5,
+		JobFailureWindow: time.Minute,
+		HookTimeout:      10 * time.Second,
+		CheckInterval:    2 * time.Second,
+		CheckWeight:      50,
 	}
 }
 
@@ -137,6 +143,20 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--log-format", "json"}, func(c *agent.Config) {}},
 		{[]string{"--log-level", "debug"}, func(c *agent.Config) {}},
 		{[]string{"--priority", "7", "--priority", "9"}, func(c *agent.Config) { c.Priority = 9 }},
+		{[]string{"--job-grace", "3s"}, func(c *agent.Config) { c.JobGrace = 3 * time.Second }},
+		{[]string{"--job-max-failures", "2"}, func(c *agent.Config) { c.JobMaxFailures = 2 }},
+		{[]string{"--job-max-failures", "0"}, func(c *agent.Config) { c.JobMaxFailures = -1 }},
+		{[]string{"--job-failure-window", "5m"}, func(c *agent.Config) { c.JobFailureWindow = 5 * time.Minute }},
+		{[]string{"--on-leader", "ip addr add 198.18.0.100/24 dev eth0"}, func(c *agent.Config) { c.OnLeader = "ip addr add 198.18.0.100/24 dev eth0" }},
+		{[]string{"--on-follower", "logger follower"}, func(c *agent.Config) { c.OnFollower = "logger follower" }},
+		{[]string{"--on-change=echo $LANLEADER_STATE"}, func(c *agent.Config) { c.OnChange = "echo $LANLEADER_STATE" }},
+		{[]string{"--hook-timeout", "1s"}, func(c *agent.Config) { c.HookTimeout = time.Second }},
+		// --check is repeated, and commas stay inside a command.
+		{[]string{"--check", "test -e /run/ok", "--check", "curl -fs http://127.0.0.1:8080/a,b"}, func(c *agent.Config) {
+			c.Checks = []string{"test -e /run/ok", "curl -fs http://127.0.0.1:8080/a,b"}
+		}},
+		{[]string{"--check-interval", "500ms"}, func(c *agent.Config) { c.CheckInterval = 500 * time.Millisecond }},
+		{[]string{"--check-weight", "120"}, func(c *agent.Config) { c.CheckWeight = 120 }},
 	} {
 		want := defaultRunConfig(t)
 		tc.want(&want)
@@ -153,7 +173,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		}
 	}
 	for _, o := range runOptions {
-		if !covered[o.flag] {
+		if o.isFlag() && !covered[o.flag] {
 			t.Errorf("no case sets --%s", o.flag)
 		}
 	}
@@ -218,6 +238,19 @@ preempt_delay: 2s
 discover_interval: -1s
 log_format: json
 log_level: warn
+job: [/usr/bin/worker, --queue, "a,b"]
+job_grace: 4s
+job_max_failures: 0
+job_failure_window: 2m
+on_leader: echo leader
+on_follower: echo follower
+on_change: echo change
+hook_timeout: 3s
+check:
+  - test -e /run/ok
+  - "curl -fs http://127.0.0.1/a,b"
+check_interval: 1s
+check_weight: 70
 `
 
 func TestParseRunConfigFile(t *testing.T) {
@@ -243,6 +276,17 @@ func TestParseRunConfigFile(t *testing.T) {
 		Preempt:          false,
 		PreemptDelay:     2 * time.Second,
 		DiscoverInterval: -time.Second,
+		Job:              []string{"/usr/bin/worker", "--queue", "a,b"},
+		JobGrace:         4 * time.Second,
+		JobMaxFailures:   -1,
+		JobFailureWindow: 2 * time.Minute,
+		OnLeader:         "echo leader",
+		OnFollower:       "echo follower",
+		OnChange:         "echo change",
+		HookTimeout:      3 * time.Second,
+		Checks:           []string{"test -e /run/ok", "curl -fs http://127.0.0.1/a,b"},
+		CheckInterval:    time.Second,
+		CheckWeight:      70,
 	}
 	var stderr bytes.Buffer
 	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, allKeysFile)}, &stderr, &stderr)
@@ -256,8 +300,8 @@ func TestParseRunConfigFile(t *testing.T) {
 	}
 	got.Logger = nil
 	diffConfig(t, "allKeysFile", got, want)
-	if job != nil {
-		t.Errorf("job %q", job)
+	if !slices.Equal(job, want.Job) {
+		t.Errorf("job %q, want the file's %q", job, want.Job)
 	}
 
 	// A file of comments only, and an empty file, change nothing.
@@ -347,6 +391,22 @@ func TestParseRunConfigJob(t *testing.T) {
 			t.Errorf("%q: priority %d, want %d", tc.args, cfg.Priority, tc.priority)
 		}
 	}
+	// The file's job: a list, or a string for /bin/sh -c; the command line
+	// after -- replaces it.
+	for _, tc := range []struct {
+		file string
+		args []string
+		job  []string
+	}{
+		{"job: [/usr/bin/worker, --fast]\n", nil, []string{"/usr/bin/worker", "--fast"}},
+		{"job: exec worker --fast >/dev/null\n", nil, []string{"/bin/sh", "-c", "exec worker --fast >/dev/null"}},
+		{"job: [/usr/bin/worker]\n", []string{"--", "other", "x"}, []string{"other", "x"}},
+	} {
+		cfg, job, _ := parseOK(t, append([]string{"--config", writeConfig(t, tc.file)}, tc.args...)...)
+		if !slices.Equal(job, tc.job) || !slices.Equal(cfg.Job, tc.job) {
+			t.Errorf("file %q, args %q: job %q, Config.Job %q, want %q", tc.file, tc.args, job, cfg.Job, tc.job)
+		}
+	}
 	// The job is a copy: the caller may reuse its slice.
 	args := []string{"--", "a", "b"}
 	_, job, _ := parseOK(t, args...)
@@ -400,6 +460,15 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--multicast-group", "198.18.0.1"}, []string{"--multicast-group: 198.18.0.1 is not a multicast address (like 239.255.76.76 or ff02::4c4c)"}},
 		{"", []string{"--http", "localhost"}, []string{`--http: "localhost" is not host:port (like 127.0.0.1:9947) or "off"`}},
 		{"", []string{"--join", "198.18.0.2,,198.18.0.3"}, []string{`--join: empty address in "198.18.0.2,,198.18.0.3"`}},
+		{"", []string{"--job-grace", "-1s"}, []string{"--job-grace: -1s is negative"}},
+		{"", []string{"--job-grace", "10"}, []string{`--job-grace: "10" is not a duration`}},
+		{"", []string{"--job-max-failures", "-1"}, []string{"--job-max-failures: -1 out of range 0…1000"}},
+		{"", []string{"--job-failure-window", "often"}, []string{`--job-failure-window: "often" is not a duration`}},
+		{"", []string{"--hook-timeout", "-2s"}, []string{"--hook-timeout: -2s is negative"}},
+		{"", []string{"--check", " "}, []string{"--check: empty command"}},
+		{"", []string{"--check-interval", "10ms"}, []string{"--check-interval: 10ms is shorter than 100ms"}},
+		{"", []string{"--check-weight", "0"}, []string{"--check-weight: 0 out of range 1…65535"}},
+		{"", []string{"--job", "x"}, []string{"unknown flag --job (did you mean --job-grace?)"}},
 
 		// What only agent.Config.Validate sees: how fields relate.
 		{"", []string{"--bind", "198.18.0.1:7947"}, []string{"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947"}},
@@ -442,6 +511,13 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"multicast_group: 10.0.0.1\n", nil, []string{"config FILE: line 1: multicast_group: 10.0.0.1 is not a multicast address"}},
 		{"join: 198.18.0.2\n", nil, []string{`config FILE: line 1: join: want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`}},
 		{"join: [198.18.0.2, [x]]\n", nil, []string{"config FILE: line 1: join: item 2 is not an address"}},
+		{"job: []\n", nil, []string{"config FILE: line 1: job: empty command"}},
+		{"job: {cmd: x}\n", nil, []string{"config FILE: line 1: job: want a command line, as a list"}},
+		{"job: [worker, [x]]\n", nil, []string{"config FILE: line 1: job: item 2 is not a string"}},
+		{"job: [\"\"]\n", nil, []string{"config FILE: line 1: job: empty command name"}},
+		{"check: test -e /x\n", nil, []string{"config FILE: line 1: check: want a list of shell commands"}},
+		{"check_weight: 70000\n", nil, []string{"config FILE: line 1: check_weight: 70000 out of range 1…65535"}},
+		{"job_grace: 5\n", nil, []string{`config FILE: line 1: job_grace: 5 has no unit`}},
 		{"name: [a, b]\n", nil, []string{"config FILE: line 1: name: want a single value, not a list"}},
 		{"cluster: {a: b}\n", nil, []string{"config FILE: line 1: cluster: want a single value, not a mapping"}},
 		// The first fault in the file's order is the one told.

@@ -16,6 +16,7 @@ const usage = `usage: lanleader <command> [flags]
 Commands:
   run       run the agent on this host (see 'lanleader run -h')
   status    show the local agent's view: members, keys, who leads
+  resign    make the local agent, if it leads, hand the leadership over
   demo      a local cluster of real agents on loopback that fails over
             every few seconds, with measured failover times
   sim       simulate a cluster: a scripted story, or a random fault
@@ -43,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runRun(args[1:], stdout, stderr)
 	case "status":
 		return runStatus(args[1:], stdout, stderr)
+	case "resign":
+		return runResign(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "sim":

@@ -20,8 +20,14 @@ func TestREADMEIsTrue(t *testing.T) {
 	readme := string(b)
 	flags := map[string]bool{"config": true}
 	for _, o := range runOptions {
-		flags[o.flag] = true
-		if row := "| `--" + o.flag + "` (`" + o.key() + "`) |"; !strings.Contains(readme, row) {
+		row := "| `--" + o.flag + "` (`" + o.key() + "`) |"
+		if !o.isFlag() {
+			// The job: after --, or its key in the file.
+			row = "| `-- JOB [ARGS...]` (`" + o.key() + "`) |"
+		} else {
+			flags[o.flag] = true
+		}
+		if !strings.Contains(readme, row) {
 			t.Errorf("README has no row %q", row)
 		}
 	}
@@ -30,6 +36,9 @@ func TestREADMEIsTrue(t *testing.T) {
 		if rest, ok := strings.CutPrefix(line, "| `--"); ok {
 			name, _, _ := strings.Cut(rest, "`")
 			name, _, _ = strings.Cut(name, " ")
+			if name == "" && strings.HasPrefix(rest, " JOB") {
+				continue
+			}
 			if !flags[name] {
 				t.Errorf("README's flag table has --%s, which run does not have", name)
 			}
@@ -39,7 +48,8 @@ func TestREADMEIsTrue(t *testing.T) {
 	// of its fixed-list labels.
 	names := map[string]bool{}
 	values := map[string][]string{"state": metrics.States, "status": metrics.MemberStatuses,
-		"result": metrics.ElectionResults, "reason": metrics.DropReasons}
+		"result": metrics.ElectionResults, "reason": metrics.DropReasons,
+		"hook": metrics.Hooks, "outcome": metrics.HookOutcomes}
 	for _, m := range metrics.Describe() {
 		names[m.Name] = true
 		labels := ""

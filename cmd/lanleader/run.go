@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -31,8 +33,12 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if len(job) > 0 {
-		fmt.Fprintf(stderr, "lanleader run: a job command after -- is not supported by this build yet (%q)\n", job[0])
-		return 2
+		// Refused now rather than at the first leadership: a job that
+		// cannot start would make every node fail it in turn.
+		if _, err := exec.LookPath(job[0]); err != nil {
+			fmt.Fprintf(stderr, "lanleader run: job: %s\n", lookPathMessage(job[0], err))
+			return 2
+		}
 	}
 	cfg.Version = version
 	a, err := agent.New(cfg)
@@ -50,15 +56,31 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := a.Config().Logger
+	// A panic of this goroutine takes the job down first (one of another
+	// goroutine kills the process: the job's guard stops the job then).
+	defer func() {
+		if r := recover(); r != nil {
+			a.KillJob()
+			panic(r)
+		}
+	}()
+	// The graceful stop waits for the job to stop (up to its grace
+	// period), then leaves.
+	timeout := stopTimeout
+	if len(job) > 0 {
+		timeout += cfg.JobGrace
+	}
 	select {
 	case sig := <-sigs:
 		log.Info("stopping", "signal", sig.String())
-		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		go func() {
-			// A second signal does not wait for the graceful stop.
+			// A second signal does not wait for the graceful stop; the
+			// job is killed, never left behind.
 			<-sigs
-			log.Warn("second signal: exiting without waiting")
+			log.Warn("second signal: killing the job and exiting without waiting")
+			a.KillJob()
 			os.Exit(1)
 		}()
 		if err := a.Stop(ctx); err != nil {
@@ -68,11 +90,23 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case <-a.Failed():
 		log.Error("the agent cannot go on; stopping", "err", a.Err())
-		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		a.Stop(ctx)
 		return 1
 	}
+}
+
+// lookPathMessage says why the job's program cannot be run.
+func lookPathMessage(name string, err error) string {
+	if errors.Is(err, exec.ErrNotFound) {
+		return fmt.Sprintf("%q not found in PATH", name)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s: %v", name, pe.Err)
+	}
+	return err.Error()
 }
 
 // oneLineErr joins a multi-line error (errors.Join) into one line.

@@ -1,0 +1,352 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// What the event loop does around the election for the operator: the job
+// (through the supervisor), the hooks, the health checks and the
+// effective priority, resigning, and systemd's notifications. Everything
+// here runs on the loop goroutine and never blocks it.
+
+// jobWaitMargin is added to JobGrace for the longest wait of a node that
+// took the leadership over from a live leader, for that leader's job to
+// stop: the old leader kills its job by the end of its grace period and
+// then says so in its metadata, which gossip spreads within a few
+// hundred milliseconds.
+const jobWaitMargin = 2 * time.Second
+
+// readyAfter: systemd is told READY=1 when the first election has settled
+// (this node leads or follows a leader), or this long after StartupWait.
+const readyAfter = 2 * time.Second
+
+// leadState is the part of loopState this file owns.
+type leadState struct {
+	wantRun    bool
+	gen        uint64
+	jobRunning bool // the supervisor reported a process (until its group is gone)
+	haltJob    bool // a graceful stop: the job must stop for good
+	resigning  bool // a resign waits for the job to stop
+	resignWhy  string
+	// leaderLost: the machine reported no leader (a suspicion, a RESIGN)
+	// since this node last followed or led; set by do, even within the
+	// step that elects the next leader.
+	leaderLost bool
+
+	// jobWait is the member whose job must stop before ours starts (a
+	// takeover from a live leader), until jobWaitUntil.
+	jobWait      string
+	jobWaitUntil time.Duration
+
+	checks       []CheckStatus
+	penaltyUntil time.Duration // the job failed too often: priority 1 until then
+	penalised    bool
+
+	followed     bool // this node followed a leader (or led) since it started
+	ready        bool // READY=1 sent
+	readyBy      time.Duration
+	lastNotify   string
+	nextWatchdog time.Duration
+	aux          *time.Timer
+}
+
+// updateJob tells the supervisor what the job should be doing now.
+func (a *Agent) updateJob() {
+	if a.sup == nil {
+		return
+	}
+	l := &a.loop
+	st := a.machine.Status()
+	run := st.State == election.StateLeader && !l.leaving && !l.haltJob && !l.resigning && l.jobWait == ""
+	if run && !l.wantRun {
+		l.gen++
+	}
+	l.wantRun = run
+	a.sup.set(jobWant{run: run, gen: l.gen, term: st.Term, leader: st.Leader})
+}
+
+// leadershipChanged runs after each step that changed the machine's
+// status: the job, the hooks, the takeover wait.
+func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
+	l := &a.loop
+	now := a.now()
+	becameLeader := st.State == election.StateLeader && prev.State != election.StateLeader
+	stoppedLeading := prev.State == election.StateLeader && st.State != election.StateLeader
+	if becameLeader {
+		l.jobWait = ""
+		// Taken over from a leader that was alive a moment ago (a
+		// preemption): its job may still be stopping. A leader lost to
+		// its RESIGN stopped its job before it resigned, and one lost to
+		// a crash lost its job with it.
+		if a.sup != nil && prev.Leader != 0 && prev.Leader != a.cfg.NodeID && !l.leaderLost {
+			for name, m := range l.members {
+				if m.alive() && m.metaOK && m.meta.NodeID == prev.Leader && m.meta.Job {
+					l.jobWait, l.jobWaitUntil = name, now+a.cfg.JobGrace+jobWaitMargin
+					a.log.Info("waiting for the previous leader's job to stop before starting ours",
+						"previous", name, "at_most", a.cfg.JobGrace+jobWaitMargin)
+					a.rearmAux()
+				}
+			}
+		}
+	}
+	if st.State != election.StateLeader {
+		l.jobWait = ""
+		if l.resigning {
+			// Lost the leadership while the job was stopping for a
+			// resign: nothing left to resign.
+			l.resigning = false
+		}
+	}
+	a.updateJob()
+
+	if a.hooks != nil {
+		env := func() []string { return hookEnv(&a.cfg, st.State.String(), st.Term, st.Leader) }
+		firstFollow := !l.followed && st.State == election.StateFollower && st.Leader != 0
+		if becameLeader && a.cfg.OnLeader != "" {
+			a.hooks.add(hookRun{name: "on_leader", command: a.cfg.OnLeader, env: env()})
+		}
+		if (stoppedLeading || firstFollow) && a.cfg.OnFollower != "" {
+			a.hooks.add(hookRun{name: "on_follower", command: a.cfg.OnFollower, env: env()})
+		}
+		if logged && a.cfg.OnChange != "" {
+			a.hooks.add(hookRun{name: "on_change", command: a.cfg.OnChange, env: env()})
+		}
+	}
+	if st.State == election.StateLeader || st.State == election.StateFollower && st.Leader != 0 {
+		l.followed = true
+		l.leaderLost = false
+	}
+}
+
+// onJobEvent is the supervisor's report, run on the loop.
+func (a *Agent) onJobEvent(ev jobEvent) {
+	l := &a.loop
+	l.dirty = true
+	switch ev.kind {
+	case jobStarted:
+		l.jobRunning = true
+		a.setMeta()
+		a.pushMeta()
+	case jobStopped:
+		l.jobRunning = false
+		a.setMeta()
+		a.pushMeta()
+		a.finishResign()
+	case jobCrashLoop:
+		l.penaltyUntil, l.penalised = a.now()+a.cfg.JobFailureWindow, true
+		a.log.Error("the job failed too often: priority 1 and resign, so that another node runs it",
+			"for", a.cfg.JobFailureWindow, "max_failures", a.cfg.JobMaxFailures)
+		a.applyPriority()
+		a.beginResign("the job failed too often")
+	}
+}
+
+// beginResign starts a hand-over: the job stops first, then RESIGN, so
+// that the next leader's job never runs beside ours.
+func (a *Agent) beginResign(why string) bool {
+	l := &a.loop
+	if a.machine.Status().State != election.StateLeader || l.leaving {
+		return false
+	}
+	if !l.resigning {
+		a.log.Info("resigning", "why", why)
+	}
+	l.resigning, l.resignWhy = true, why
+	a.updateJob()
+	a.finishResign()
+	return true
+}
+
+// finishResign sends RESIGN once the job has stopped.
+func (a *Agent) finishResign() {
+	l := &a.loop
+	if !l.resigning || a.sup != nil && !a.sup.idle() {
+		return
+	}
+	l.resigning = false
+	if a.machine.Status().State == election.StateLeader {
+		a.step(a.now(), election.Event{Kind: election.EvResign})
+	}
+	a.updateJob()
+}
+
+// effectivePriority is the configured priority less the weights of the
+// failing checks, 1 while penalised, never below 1.
+func (a *Agent) effectivePriority() uint16 {
+	l := &a.loop
+	p := int(a.cfg.Priority)
+	for _, c := range l.checks {
+		if !c.OK {
+			p -= c.Weight
+		}
+	}
+	if l.penalised {
+		p = 1
+	}
+	return uint16(max(p, 1))
+}
+
+func (a *Agent) checksFailing() int {
+	n := 0
+	for _, c := range a.loop.checks {
+		if !c.OK {
+			n++
+		}
+	}
+	return n
+}
+
+// applyPriority gives the machine and the other members the effective
+// priority when it changed.
+func (a *Agent) applyPriority() {
+	l := &a.loop
+	p := a.effectivePriority()
+	if p == a.machine.Status().Self.Priority {
+		return
+	}
+	a.log.Info("priority changed", "priority", p, "base_priority", a.cfg.Priority,
+		"failing_checks", a.checksFailing(), "penalised", l.penalised)
+	a.step(a.now(), election.Event{Kind: election.EvSetPriority, Priority: p})
+	a.setMeta()
+	a.pushMeta()
+	l.dirty = true
+}
+
+// onCheck records one check's result.
+func (a *Agent) onCheck(r checkResult) {
+	l := &a.loop
+	c := &l.checks[r.index]
+	was := c.OK
+	c.OK, c.Last, c.Detail = r.ok, r.at.UTC().Format(timeFormat), r.detail
+	l.dirty = true
+	if was != r.ok {
+		if r.ok {
+			a.log.Info("check passes again", "check", c.Command)
+		} else {
+			a.log.Warn("check fails", "check", c.Command, "detail", r.detail, "weight", c.Weight)
+		}
+	}
+	a.applyPriority()
+}
+
+// onMemberChanged: a member's metadata changed or it went away; a
+// takeover may be waiting for its job.
+func (a *Agent) onMemberChanged(name string) {
+	l := &a.loop
+	if l.jobWait == "" || l.jobWait != name {
+		return
+	}
+	m := l.members[name]
+	if m == nil || !m.alive() || !m.metaOK || !m.meta.Job {
+		a.log.Info("the previous leader's job has stopped", "previous", name)
+		l.jobWait = ""
+		a.updateJob()
+	}
+}
+
+// onAux handles the loop's own deadlines: the end of a takeover wait or
+// of a penalty, READY=1 by its deadline, the watchdog.
+func (a *Agent) onAux() {
+	l := &a.loop
+	now := a.now()
+	if l.jobWait != "" && now >= l.jobWaitUntil {
+		a.log.Warn("the previous leader's job is still reported running: starting ours anyway", "previous", l.jobWait,
+			"waited", a.cfg.JobGrace+jobWaitMargin)
+		l.jobWait = ""
+		a.updateJob()
+	}
+	if l.penalised && now >= l.penaltyUntil {
+		l.penalised = false
+		a.log.Info("job penalty over: priority restored")
+		a.applyPriority()
+	}
+	if !l.ready && now >= l.readyBy {
+		a.sendReady("the first election has not settled")
+	}
+	if a.notify.watchdog > 0 && now >= l.nextWatchdog {
+		a.notify.send("WATCHDOG=1")
+		l.nextWatchdog = now + a.notify.watchdog/2
+	}
+	a.rearmAux()
+}
+
+// rearmAux sets the aux timer to the earliest of the loop's own deadlines.
+func (a *Agent) rearmAux() {
+	l := &a.loop
+	if l.aux == nil {
+		return
+	}
+	next := time.Duration(-1)
+	at := func(d time.Duration) {
+		if next < 0 || d < next {
+			next = d
+		}
+	}
+	if l.jobWait != "" {
+		at(l.jobWaitUntil)
+	}
+	if l.penalised {
+		at(l.penaltyUntil)
+	}
+	if !l.ready && a.notify.on {
+		at(l.readyBy)
+	}
+	if a.notify.watchdog > 0 {
+		at(l.nextWatchdog)
+	}
+	if next < 0 {
+		l.aux.Stop()
+		return
+	}
+	l.aux.Reset(max(next-a.now(), 0))
+}
+
+func (a *Agent) sendReady(why string) {
+	l := &a.loop
+	if l.ready {
+		return
+	}
+	l.ready = true
+	a.notify.send("READY=1")
+	if why != "" {
+		a.log.Info("ready", "why", why)
+	}
+}
+
+// notifyStatus tells systemd the state, for `systemctl status`.
+func (a *Agent) notifyStatus(s *Status) {
+	l := &a.loop
+	if !a.notify.on {
+		return
+	}
+	if !l.ready && (s.State == "leader" || s.State == "follower" && s.LeaderID != 0) {
+		a.sendReady("")
+	}
+	var line string
+	switch {
+	case s.State == "leader":
+		line = fmt.Sprintf("leader, term %d", s.Term)
+	case s.State == "follower" && s.LeaderID != 0:
+		line = fmt.Sprintf("following %s (node %d), term %d", s.LeaderName, s.LeaderID, s.Term)
+	case s.State == "conflict":
+		line = fmt.Sprintf("not leading: node_id %d conflict", s.NodeID)
+	default:
+		line = s.State + ", no leader"
+	}
+	if s.Priority != s.BasePriority {
+		line += fmt.Sprintf("; priority %d of %d", s.Priority, s.BasePriority)
+	}
+	if s.Job != nil {
+		line += "; job " + s.Job.State
+		if s.Job.Pid != 0 {
+			line += fmt.Sprintf(" (pid %d)", s.Job.Pid)
+		}
+	}
+	if line != l.lastNotify {
+		l.lastNotify = line
+		a.notify.send("STATUS=" + line)
+	}
+}

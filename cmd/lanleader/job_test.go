@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/agent"
+)
+
+// jobScript records its start (with its pid and that of a child it
+// leaves in the background) and, on SIGTERM, its stop.
+const jobScript = `#!/bin/sh
+f="$1"
+sleep 1000 &
+echo "start $$ $! $LANLEADER_TERM $LANLEADER_NODE_ID $LANLEADER_LEADER_ID" >> "$f"
+trap 'echo "stop $$" >> "$f"; exit 0' TERM
+echo "worker up"
+while :; do sleep 0.05; done
+`
+
+// syncBuffer is a bytes.Buffer safe for one writer and readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// alive says whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+// TestRunJobNoOrphan: a real `lanleader run -- JOB` leads alone and runs
+// the job with its variables, the job's output in the agent's log. On
+// SIGTERM and SIGINT the agent stops the job (the job's SIGTERM trap
+// runs) before it resigns and leaves, and exits 0; on SIGKILL the job's
+// guard stops it. Either way nothing of the job is left: neither the job
+// nor the child it left in the background.
+func TestRunJobNoOrphan(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "job.sh")
+			os.WriteFile(script, []byte(jobScript), 0o755)
+			stamps := filepath.Join(dir, "stamps")
+			cmd, _ := lanleader(t, "run", "--name", "solo", "--node-id", "9", "--bind", "127.0.0.1:0",
+				"--transport", "unicast", "--http", "127.0.0.1:0", "--job-grace", "3s", "--", script, stamps)
+			// Read while the process writes: a buffer behind a lock.
+			out := &syncBuffer{}
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			var jobPid, childPid int
+			defer func() {
+				if cmd.ProcessState == nil {
+					cmd.Process.Kill() // by pid
+					<-exited
+				}
+				for _, p := range []int{jobPid, childPid} {
+					if p > 0 && alive(p) {
+						syscall.Kill(p, syscall.SIGKILL)
+					}
+				}
+				if t.Failed() {
+					t.Logf("its output:\n%s", out)
+				}
+			}()
+			deadline := time.Now().Add(10 * time.Second)
+			for jobPid == 0 {
+				b, _ := os.ReadFile(stamps)
+				if f := strings.Fields(string(b)); len(f) >= 6 && f[0] == "start" {
+					jobPid, _ = strconv.Atoi(f[1])
+					childPid, _ = strconv.Atoi(f[2])
+					if f[3] != "1" || f[4] != "9" || f[5] != "9" {
+						t.Errorf("the job's LANLEADER_TERM, _NODE_ID, _LEADER_ID: %q, want 1 9 9", f[3:6])
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the job did not start within 10s")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			waitLog := time.Now().Add(5 * time.Second)
+			for !strings.Contains(out.String(), `line="worker up"`) && time.Now().Before(waitLog) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !strings.Contains(out.String(), `msg=job node=solo component=job pid=`) || !strings.Contains(out.String(), `stream=stdout line="worker up"`) {
+				t.Errorf("the job's output is not in the agent's log, marked as the job's")
+			}
+			cmd.Process.Signal(sig)
+			select {
+			case err := <-exited:
+				if sig != syscall.SIGKILL && err != nil {
+					t.Fatalf("exit: %v, want status 0", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("no exit within 15s of the signal")
+			}
+			// Nothing of the job is left (for SIGKILL, its guard stops it).
+			gone := time.Now().Add(5 * time.Second)
+			for (alive(jobPid) || alive(childPid)) && time.Now().Before(gone) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if alive(jobPid) || alive(childPid) {
+				t.Fatalf("orphans after %v: job %d alive %v, its child %d alive %v", sig, jobPid, alive(jobPid), childPid, alive(childPid))
+			}
+			b, _ := os.ReadFile(stamps)
+			if !strings.Contains(string(b), fmt.Sprintf("stop %d\n", jobPid)) {
+				t.Errorf("the job's SIGTERM trap did not run: %q", b)
+			}
+			if sig == syscall.SIGKILL {
+				return
+			}
+			log := out.String()
+			stopped, leaving := strings.Index(log, `msg="job stopped"`), strings.Index(log, "msg=leaving")
+			if stopped < 0 || leaving < 0 || stopped > leaving {
+				t.Errorf("the job did not stop before the agent left (job stopped at %d, leaving at %d)", stopped, leaving)
+			}
+		})
+	}
+}
+
+// TestRunJobNotFound: a job whose program does not exist is refused at
+// start, with exit status 2, before anything runs.
+func TestRunJobNotFound(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := run([]string{"run", "--name", "t", "--node-id", "5", "--bind", "127.0.0.1:0", "--http", "off", "--", "/nonexistent/worker"}, &stdout, &stderr)
+	if code != 2 || stderr.String() != "lanleader run: job: /nonexistent/worker: no such file or directory\n" {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	code = run([]string{"run", "--name", "t", "--node-id", "5", "--bind", "127.0.0.1:0", "--http", "off", "--", "no-such-worker-here"}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), `job: "no-such-worker-here" not found in PATH`) {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestResignLive: `lanleader resign` makes the leader hand over and
+// prints the new leader; against a follower it exits 1 and says why.
+func TestResignLive(t *testing.T) {
+	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 2, HTTP: true, Base: agent.Config{Preempt: true, PreemptDelay: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.WaitAgreement(10*time.Second, func(a agent.Agreement) bool { return a.Index == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"resign", "--http", l.Agents[0].HTTPAddr()}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "lanleader resign: this node does not lead (state follower)") {
+		t.Errorf("resign on the follower: exit %d, stderr %q", code, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code := run([]string{"resign", "--http", l.Agents[1].HTTPAddr(), "--timeout", "10s"}, &stdout, &stderr)
+	out := stdout.String()
+	if code != 0 || !strings.Contains(out, "node 2 resigns (term 1)") || !strings.Contains(out, "it stays out of elections for 5s") ||
+		!regexp.MustCompile(`node-1 \(node 1\) leads now, term 2, \d+ms after the request`).MatchString(out) {
+		t.Errorf("resign on the leader: exit %d, stdout %q, stderr %q", code, out, stderr.String())
+	}
+	if code := run([]string{"resign", "extra"}, &stdout, &stderr); code != 2 {
+		t.Errorf("resign extra: exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// resignUsage is the help of `lanleader resign`.
+const resignUsage = `usage: lanleader resign [--http ADDR] [--timeout D]
+
+Asks the lanleader agent on this host to hand the leadership over, e.g.
+before maintenance, without stopping the agent: by POST http://ADDR/resign,
+which the agent accepts only from this host. The agent stops its job first
+(SIGTERM to the job's process group, SIGKILL after --job-grace), then sends
+RESIGN, so that the other agents elect a new leader at once, and it stays
+out of elections for its hold-off: ten heartbeats (1s), and never less than
+its --preempt-delay. With preemption on (the default), a node with the
+largest key takes the leadership back when the hold-off ends: give it a
+--preempt-delay as long as the maintenance, or run it with --preempt=false,
+to keep it away.
+
+resign then waits until the agent names another node leader and prints it.
+
+Flags:
+  --http ADDR
+        the agent's HTTP listener, host:port or http://host:port
+        (default 127.0.0.1:9947)
+  --timeout D
+        give up waiting for another leader after D (default 30s: the job's
+        default grace period of 10s and some)
+  -h, --help
+        print this help
+
+Exit status:
+  0  this node led, handed over, and another node leads now
+  1  the agent could not be reached, does not lead, or no other leader
+     was named within --timeout
+  2  bad flags or arguments
+`
+
+const resignDefaultTimeout = 30 * time.Second
+
+// runResign is `lanleader resign [--http ADDR] [--timeout D]`.
+func runResign(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("resign", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("http", statusDefaultHTTP, "")
+	timeout := fs.Duration("timeout", resignDefaultTimeout, "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, resignUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "lanleader resign: %v (see lanleader resign --help)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lanleader resign: unexpected argument %q (see lanleader resign --help)\n", fs.Arg(0))
+		return 2
+	}
+	if *timeout <= 0 {
+		fmt.Fprintf(stderr, "lanleader resign: --timeout %v: want a positive duration such as 30s\n", *timeout)
+		return 2
+	}
+	statusURL, err := statusURLOf(*addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "lanleader resign: --http %q: %v\n", *addr, err)
+		return 2
+	}
+	resignURL := strings.TrimSuffix(statusURL, "/status") + "/resign"
+
+	start := time.Now()
+	ans, err := postResign(resignURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "lanleader resign: %v\n", err)
+		return 1
+	}
+	if !ans.Resigned {
+		fmt.Fprintf(stderr, "lanleader resign: %s\n", ans.Error)
+		return 1
+	}
+	fmt.Fprintf(stdout, "node %d resigns (term %d): its job stops, then RESIGN; it stays out of elections for %s\n",
+		ans.NodeID, ans.Term, ans.HoldOff)
+	deadline := start.Add(*timeout)
+	why := ""
+	for try := 0; ; try++ {
+		_, st, err := fetchStatus(statusURL, min(2*time.Second, max(time.Until(deadline), time.Millisecond)))
+		switch {
+		case err != nil:
+			why = err.Error()
+		case st.LeaderID != 0 && st.LeaderID != ans.NodeID:
+			name := st.LeaderName
+			if name == "" {
+				name = "?"
+			}
+			fmt.Fprintf(stdout, "%s (node %d) leads now, term %d, %v after the request\n",
+				name, st.LeaderID, st.Term, time.Since(start).Round(time.Millisecond))
+			return 0
+		default:
+			why = fmt.Sprintf("this node is %s, leader %d", st.State, st.LeaderID)
+		}
+		if time.Now().After(deadline) || try > int(*timeout/(20*time.Millisecond))+1 {
+			fmt.Fprintf(stderr, "lanleader resign: no other leader within %v (%s)\n", *timeout, why)
+			return 1
+		}
+		time.Sleep(20 * time.Millisecond) // polling the agent's /status
+	}
+}
+
+// resignAnswer is the agent's answer to POST /resign.
+type resignAnswer struct {
+	Resigned bool   `json:"resigned"`
+	State    string `json:"state"`
+	Term     uint64 `json:"term"`
+	NodeID   uint64 `json:"node_id"`
+	HoldOff  string `json:"hold_off"`
+	Error    string `json:"error"`
+}
+
+func postResign(resignURL string) (resignAnswer, error) {
+	var ans resignAnswer
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	resp, err := client.Post(resignURL, "application/json", nil)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return ans, fmt.Errorf("cannot reach the agent at %s: %v (is the agent running? is --http right?)", resignURL, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err := json.Unmarshal(body, &ans); err != nil {
+		msg := fmt.Sprintf("the agent at %s answered %s", resignURL, resp.Status)
+		if line := firstLine(body, 200); line != "" {
+			msg += ": " + line
+		}
+		return ans, errors.New(msg)
+	}
+	if resp.StatusCode != http.StatusOK && ans.Error == "" {
+		ans.Error = fmt.Sprintf("the agent at %s answered %s", resignURL, resp.Status)
+	}
+	return ans, nil
+}
