@@ -4,15 +4,19 @@
 #   ./test.sh                                   unit tests, golden bytes, fuzz seed
 #                                               corpora, 5,000 simulated fault schedules,
 #                                               the e2e/ tests (real agents on network
-#                                               namespaces: root only); then agent/ and
-#                                               cmd/ again under the race detector
+#                                               namespaces: root only), the .deb built by
+#                                               ./packaging/deb.sh and inspected (dpkg-deb,
+#                                               systemd-analyze); then agent/ and cmd/
+#                                               again under the race detector
 #   LANLEADER_SIM_SCHEDULES=200000 ./test.sh    the long simulator sweep
 #   LANLEADER_NO_RACE=1 ./test.sh               without the race detector pass
 #
 # It needs only Go. Suites that need root or Debian packages install what
 # they need here, idempotently, and skip with a message without root: e2e/
 # needs root, iproute2 and nftables; the Prometheus tests need promtool and
-# the prometheus server (all installed below with apt-get).
+# the prometheus server (all installed below with apt-get); packaging/ needs
+# dpkg-deb (Debian's own) and nfpm, which deb.sh runs from the Go module proxy
+# (go run, pinned), and verifies the unit with systemd-analyze when there is one.
 set -euo pipefail
 cd "$(dirname "$0")"
 go mod download

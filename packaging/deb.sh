@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds the .deb, the one command:
+#
+#   ./packaging/deb.sh              dist/lanleader_<version>_<arch>.deb
+#   LANLEADER_VERSION=1.2.3 ./packaging/deb.sh
+#
+# It needs Go only: nfpm comes from the Go module proxy (go run, pinned).
+# The package holds /usr/bin/lanleader (static, -trimpath), the systemd
+# unit, the example config /etc/lanleader/lanleader.yaml and
+# /etc/default/lanleader (both conffiles), the man page lanleader(8), made
+# here from the program's own help texts, and the README. It prints the
+# path of the package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NFPM=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.43.0
+
+version=${LANLEADER_VERSION:-}
+if [ -z "$version" ]; then
+	version=$(git describe --tags --match 'v[0-9]*' 2>/dev/null || true)
+	version=${version#v}
+	[ -n "$version" ] || version="0.0.0~git$(git log -1 --format=%cd.%h --date=format:%Y%m%d 2>/dev/null || date +%Y%m%d)"
+fi
+case "$version" in
+[0-9]*) ;;
+*) echo "deb.sh: version $version must start with a digit" >&2; exit 2 ;;
+esac
+
+# nfpm.yaml names the built files under dist/.stage.
+STAGE=dist/.stage
+rm -rf "$STAGE"
+mkdir -p "$STAGE"
+trap 'rm -rf "$STAGE"' EXIT
+export LANLEADER_VERSION="$version" GOARCH="${GOARCH:-$(go env GOARCH)}"
+
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$STAGE/lanleader" ./cmd/lanleader
+
+# lanleader(8): the help texts, preformatted. roff: a backslash is \e, and
+# a line may not start with . or '.
+roff() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
+{
+	printf '.TH LANLEADER 8 "" "lanleader %s" "System Administration"\n' "$version"
+	printf '.SH NAME\nlanleader \\- keeps one host of the LAN the leader and runs its job there\n'
+	printf '.SH SYNOPSIS\n.nf\n'
+	"$STAGE/lanleader" help | roff
+	printf '.fi\n'
+	for cmd in run status resign; do
+		printf '.SH "LANLEADER %s"\n.nf\n' "$(echo "$cmd" | tr a-z A-Z)"
+		"$STAGE/lanleader" "$cmd" -h | roff
+		printf '.fi\n'
+	done
+	printf '.SH FILES\n.nf\n/etc/lanleader/lanleader.yaml\n/etc/default/lanleader\n/lib/systemd/system/lanleader.service\n.fi\n'
+} | gzip -9n >"$STAGE/lanleader.8.gz"
+
+out="dist/lanleader_${version}_${GOARCH}.deb"
+rm -f "$out"
+go run "$NFPM" package --config packaging/nfpm.yaml --packager deb --target "$out" >&2
+echo "$out"

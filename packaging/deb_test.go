@@ -1,0 +1,163 @@
+package packaging
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// wantFiles is every file the package installs, with its mode.
+var wantFiles = map[string]string{
+	"./usr/bin/lanleader":                    "-rwxr-xr-x",
+	"./lib/systemd/system/lanleader.service": "-rw-r--r--",
+	"./etc/lanleader/lanleader.yaml":         "-rw-r--r--",
+	"./etc/default/lanleader":                "-rw-r--r--",
+	"./usr/share/man/man8/lanleader.8.gz":    "-rw-r--r--",
+	"./usr/share/doc/lanleader/README.md":    "-rw-r--r--",
+}
+
+func run(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// TestDeb builds the package with the one command, ./packaging/deb.sh,
+// and inspects it: dpkg-deb -c lists exactly the files above (root-owned,
+// with their modes), dpkg-deb -I has the control fields and the two
+// conffiles, the extracted binary says its version, the man page is roff
+// with every command's help, and the unit passes systemd-analyze verify
+// (with ExecStart pointed at the extracted binary) and rates 2.0 or
+// better in systemd-analyze security --offline=true.
+func TestDeb(t *testing.T) {
+	for _, tool := range []string{"dpkg-deb", "gzip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s: the package is built on Debian", tool)
+		}
+	}
+	const version = "9.8.7"
+	out := strings.TrimSpace(run(t, "..", []string{"LANLEADER_VERSION=" + version}, "./packaging/deb.sh"))
+	deb := filepath.Join("..", out)
+	t.Cleanup(func() { os.Remove(deb) })
+	if !strings.HasSuffix(out, "lanleader_"+version+"_"+runtimeArch(t)+".deb") {
+		t.Errorf("deb.sh printed %q", out)
+	}
+
+	// dpkg-deb -c: "-rwxr-xr-x root/root 12599458 2026-11-22 10:40 ./usr/bin/lanleader"
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(run(t, "", nil, "dpkg-deb", "-c", deb)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || strings.HasPrefix(f[0], "d") {
+			continue
+		}
+		if f[1] != "root/root" {
+			t.Errorf("%s is owned by %s", f[5], f[1])
+		}
+		got[f[5]] = f[0]
+	}
+	for path, mode := range wantFiles {
+		if got[path] != mode {
+			t.Errorf("dpkg-deb -c: %s has mode %q, want %q", path, got[path], mode)
+		}
+	}
+	for path := range got {
+		if _, ok := wantFiles[path]; !ok {
+			t.Errorf("dpkg-deb -c: unexpected file %s", path)
+		}
+	}
+
+	info := run(t, "", nil, "dpkg-deb", "-I", deb)
+	for _, want := range []string{"Package: lanleader\n", "Version: " + version + "\n", "Architecture: " + runtimeArch(t) + "\n", "Section: net\n", "Maintainer: "} {
+		if !strings.Contains(info, want) {
+			t.Errorf("dpkg-deb -I lacks %q:\n%s", want, info)
+		}
+	}
+	ctl := t.TempDir()
+	run(t, "", nil, "dpkg-deb", "-e", deb, ctl)
+	cf, _ := os.ReadFile(filepath.Join(ctl, "conffiles"))
+	if lines := strings.Fields(string(cf)); !slices.Equal(lines, []string{"/etc/default/lanleader", "/etc/lanleader/lanleader.yaml"}) &&
+		!slices.Equal(lines, []string{"/etc/lanleader/lanleader.yaml", "/etc/default/lanleader"}) {
+		t.Errorf("conffiles %q", lines)
+	}
+
+	root := t.TempDir()
+	run(t, "", nil, "dpkg-deb", "-x", deb, root)
+	bin := filepath.Join(root, "usr/bin/lanleader")
+	if v := run(t, "", nil, bin, "version"); !strings.HasPrefix(v, "lanleader "+version+" ") {
+		t.Errorf("lanleader version: %q", v)
+	}
+	// The example config is one the agent accepts (-h after it: parse,
+	// print the help, start nothing).
+	run(t, "", nil, bin, "run", "--config", filepath.Join(root, "etc/lanleader/lanleader.yaml"), "-h")
+
+	f, err := os.Open(filepath.Join(root, "usr/share/man/man8/lanleader.8.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, _ := io.ReadAll(zr)
+	for _, want := range []string{".TH LANLEADER 8", `.SH "LANLEADER RUN"`, `.SH "LANLEADER RESIGN"`, "--job-grace DURATION"} {
+		if !bytes.Contains(man, []byte(want)) {
+			t.Errorf("the man page lacks %q", want)
+		}
+	}
+	// Only our requests start a line with . or ': the help texts' lines
+	// that do are escaped.
+	for _, line := range strings.Split(string(man), "\n") {
+		if (strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'")) && !regexp.MustCompile(`^\.(TH|SH|nf|fi)( |$)`).MatchString(line) {
+			t.Errorf("the man page has a text line that roff takes for a request: %q", line)
+		}
+	}
+
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("no systemd-analyze: the unit is not verified")
+	}
+	unit, err := os.ReadFile(filepath.Join(root, "lib/systemd/system/lanleader.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := t.TempDir()
+	path := filepath.Join(units, "lanleader.service")
+	os.WriteFile(path, bytes.ReplaceAll(unit, []byte("ExecStart=/usr/bin/lanleader"), []byte("ExecStart="+bin)), 0o644)
+	// --man=no: lanleader(8) is not installed here.
+	if out, err := exec.Command("systemd-analyze", "verify", "--man=no", path).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	sec, err := exec.Command("systemd-analyze", "security", "--offline=true", path).CombinedOutput()
+	m := regexp.MustCompile(`Overall exposure level for lanleader.service: ([0-9.]+)`).FindSubmatch(sec)
+	if m == nil {
+		t.Fatalf("systemd-analyze security: %v\n%s", err, sec)
+	}
+	score, _ := strconv.ParseFloat(string(m[1]), 64)
+	t.Logf("systemd-analyze security --offline=true: exposure %.1f", score)
+	if score > 2.0 {
+		t.Errorf("exposure %.1f, want 2.0 or less", score)
+	}
+}
+
+func runtimeArch(t *testing.T) string {
+	out, err := exec.Command("go", "env", "GOARCH").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
