@@ -32,7 +32,7 @@ type Agent struct {
 	cluster uint32
 	inc     uint32 // incarnation: changes at each start
 
-	machine *election.Bully
+	machine election.Machine
 	tr      *transport
 	ml      *memberlist.Memberlist
 	del     *delegate
@@ -93,7 +93,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Detector == DetectorPhi {
 		ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
 	}
-	m, err := election.NewBully(ec)
+	m, err := election.New(ec)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (a *Agent) Start() (err error) {
 			if cfg.Detector == DetectorPhi {
 				ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
 			}
-			if a.machine, err = election.NewBully(ec); err != nil {
+			if a.machine, err = election.New(ec); err != nil {
 				return err
 			}
 		}
@@ -300,7 +300,7 @@ func memberlistError(bind netip.AddrPort, err error) error {
 // setMeta publishes this node's metadata for memberlist. It runs on the
 // loop (or before it starts).
 func (a *Agent) setMeta() {
-	b := meta{Proto: wire.Version, Algorithm: "bully", NodeID: a.cfg.NodeID,
+	b := meta{Proto: wire.Version, Algorithm: a.cfg.Algorithm, NodeID: a.cfg.NodeID,
 		Priority: a.machine.Status().Self.Priority, Election: a.tr.local, Leaving: a.loop.leaving,
 		Job: a.loop.jobRunning}.append(nil)
 	a.del.meta.Store(&b)
@@ -363,7 +363,7 @@ func (a *Agent) Status() Status {
 		return *s
 	}
 	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, BasePriority: a.cfg.Priority, State: "starting",
-		Algorithm: "bully", Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{}}
+		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{}}
 }
 
 // Done is closed when the event loop has ended.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/lanleader/lanleader/election"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -393,5 +395,76 @@ func TestLeavingNodeStaysOut(t *testing.T) {
 			t.Fatalf("round %d: node-2 became leader while leaving:\n%s", round, log)
 		}
 		l.Close()
+	}
+}
+
+// TestAlgorithms: every election algorithm elects the largest key, fails
+// over to the next when the leader crashes or stops, and takes the leader
+// back when it returns; /status names the algorithm.
+func TestAlgorithms(t *testing.T) {
+	for _, alg := range election.Algorithms[1:] {
+		t.Run(alg, func(t *testing.T) {
+			l := startLocal(t, LocalOptions{Nodes: 4, Base: Config{Preempt: true, Algorithm: alg}})
+			first := waitLeader(t, l, electBound, 3)
+			if got := l.Agents[0].Status().Algorithm; got != alg {
+				t.Errorf("/status algorithm %q, want %q", got, alg)
+			}
+			l.Crash(3)
+			second := waitLeader(t, l, failoverBound, 2)
+			if err := l.Start(3); err != nil {
+				t.Fatal(err)
+			}
+			third := waitLeader(t, l, failoverBound, 3)
+			if err := l.Stop(3); err != nil {
+				t.Fatalf("graceful stop: %v", err)
+			}
+			fourth := waitLeader(t, l, failoverBound, 2)
+			if !(first.Term < second.Term && second.Term < third.Term && third.Term < fourth.Term) {
+				t.Errorf("terms %d, %d, %d, %d: want them increasing", first.Term, second.Term, third.Term, fourth.Term)
+			}
+			// The ring family's own messages carried the elections.
+			sent := 0.0
+			for _, a := range l.Agents[:3] {
+				for _, typ := range []string{"RING_ELECTION", "CR_ELECTION", "HS_PROBE"} {
+					sent += testutil.ToFloat64(a.met.MessagesSent.WithLabelValues(typ))
+				}
+				sent -= testutil.ToFloat64(a.met.MessagesSent.WithLabelValues("ELECTION"))
+			}
+			if sent <= 0 {
+				t.Errorf("%s: the survivors sent %v more ring election messages than bully ELECTIONs, want some", alg, sent)
+			}
+		})
+	}
+}
+
+// TestAlgorithmMismatch: a member that runs another algorithm takes no
+// part in elections (the others elect among themselves) and both sides
+// log why.
+func TestAlgorithmMismatch(t *testing.T) {
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: true}})
+	waitLeader(t, l, electBound, 2)
+	l.cfgs[2].Algorithm = election.AlgorithmRing
+	l.Crash(2)
+	if err := l.Start(2); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(failoverBound)
+	for {
+		s0, s1 := l.Agents[0].Status(), l.Agents[1].Status()
+		if s0.LeaderID == 2 && s1.LeaderID == 2 && s1.State == "leader" && strings.Contains(l.logs.String(), "every member must run the same") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node-1 %s leader %d, node-2 %s leader %d: want both on node-2, and the mismatch logged", s0.State, s0.LeaderID, s1.State, s1.LeaderID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The ring node is a member, alive, but not a candidate.
+	alive := false
+	for _, m := range l.Agents[0].Status().Members {
+		alive = alive || m.Name == "node-3" && m.Alive
+	}
+	if !alive {
+		t.Errorf("node-1's members %+v: want node-3 alive", l.Agents[0].Status().Members)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -151,6 +152,11 @@ type Config struct {
 	SuspectAfter time.Duration
 	// Detector is "fixed" or "phi". Default "fixed".
 	Detector string
+	// Algorithm is the election algorithm, one of election.Algorithms:
+	// "bully" (the default), "ring", "chang-roberts",
+	// "hirschberg-sinclair". Every member of a cluster must run the same
+	// one: a member that announces another takes no part in elections.
+	Algorithm string
 	// Transport is "multicast" or "unicast". Default "multicast".
 	Transport string
 	// Group is the multicast group: in 239.0.0.0/8 (administratively
@@ -253,6 +259,9 @@ func (c *Config) Fill() {
 	}
 	if c.SuspectAfter == 0 {
 		c.SuspectAfter = 3 * c.Heartbeat
+	}
+	if c.Algorithm == "" {
+		c.Algorithm = election.AlgorithmBully
 	}
 	if c.Detector == "" {
 		c.Detector = DetectorFixed
@@ -363,6 +372,9 @@ func (c *Config) Validate() error {
 	default:
 		bad("detector: %q is not fixed or phi", c.Detector)
 	}
+	if !slices.Contains(election.Algorithms, c.Algorithm) {
+		bad("algorithm: %q is not one of %s", c.Algorithm, strings.Join(election.Algorithms, ", "))
+	}
 	switch c.Transport {
 	case TransportMulticast, TransportUnicast:
 	default:
@@ -430,6 +442,7 @@ func (c *Config) ElectionConfig() election.Config {
 		SuspectAfter:      c.SuspectAfter,
 		Preempt:           c.Preempt,
 		PreemptDelay:      c.PreemptDelay,
+		Algorithm:         c.Algorithm,
 	}
 	return ec.WithDefaults()
 }

@@ -378,10 +378,13 @@ func (a *Agent) onMember(ev memberEvent) {
 				err = fmt.Errorf("its election address %v is not on its gossip address %v", md.Election, ev.addr)
 			}
 		}
+		if err == nil && md.Algorithm != a.cfg.Algorithm {
+			err = fmt.Errorf("it elects with --algorithm %s, this node with %s: every member must run the same", md.Algorithm, a.cfg.Algorithm)
+		}
 		m.meta, m.metaOK = md, err == nil
 		if err != nil {
 			if !m.warnedMD {
-				a.log.Warn("member's metadata is not lanleader's; it takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
+				a.log.Warn("member takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
 				m.warnedMD = true
 			}
 		}
@@ -479,6 +482,11 @@ func (a *Agent) afterStep() {
 	l.dirty = true
 	now := a.now()
 
+	if st.State == election.StateCandidate {
+		// An election of this node's own (bully's ELECTION broadcast says
+		// so too; the ring family's elections start with a unicast hop).
+		l.electing = true
+	}
 	if st.State == election.StateLeader && prev.State != election.StateLeader {
 		a.met.Elections.WithLabelValues("won").Inc()
 		l.electing = false
@@ -634,7 +642,7 @@ func (a *Agent) publish() {
 	st := a.machine.Status()
 	s := &Status{
 		Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: st.Self.Priority, State: st.State.String(),
-		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: "bully",
+		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: a.cfg.Algorithm,
 		Members: make([]Member, 0, len(l.members)), Cluster: a.cfg.Cluster, Transport: a.cfg.Transport,
 		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.local.String(), Version: a.cfg.Version,
 	}

@@ -29,7 +29,7 @@ import (
 const metaVersion = 1
 
 // Algorithm numbers in the metadata. Append-only.
-var algorithms = []string{0: "", 1: "bully"}
+var algorithms = []string{0: "", 1: "bully", 2: "ring", 3: "chang-roberts", 4: "hirschberg-sinclair"}
 
 // meta is the decoded metadata of one member.
 type meta struct {

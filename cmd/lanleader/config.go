@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/election"
 )
 
 // runUsage is what `lanleader run -h` prints. Every flag of newRunFlags is
@@ -131,6 +132,18 @@ FLAGS
         fixed: suspect after --suspect-after without a heartbeat.
         phi: phi-accrual (threshold 8), which learns the heartbeats'
         jitter. Default fixed.
+    --algorithm bully|ring|chang-roberts|hirschberg-sinclair
+        The election algorithm; every member of a cluster must run the same
+        (one that announces another takes no part in elections, and both
+        log why). bully: ELECTION to the larger keys, ANSWER, COORDINATOR
+        (one multicast packet each way on a LAN). ring: the ELECTION goes
+        round the ring of members sorted by key collecting the live ones,
+        then COORDINATOR goes round with the list. chang-roberts: a
+        unidirectional ring that forwards the largest key. hirschberg-
+        sinclair: a bidirectional ring, probes to distance 2^k. Every ring
+        hop is acknowledged; a member that does not answer is skipped.
+        Heartbeats, terms, the detector, preemption and resign are the
+        same for all. Default bully.
     --preempt[=true|false]
         true: a node with a larger (priority, node-id) that starts or comes
         back takes over from a smaller leader (the textbook bully).
@@ -379,6 +392,10 @@ var runOptions = []option{
 	{"detector", kindString, "failure detector, fixed or phi (default fixed)", func(s *runSettings, v string) error {
 		s.cfg.Detector = v
 		return oneOf(v, agent.DetectorFixed, agent.DetectorPhi)
+	}},
+	{"algorithm", kindString, "election algorithm: bully, ring, chang-roberts or hirschberg-sinclair (default bully)", func(s *runSettings, v string) error {
+		s.cfg.Algorithm = v
+		return oneOf(v, election.Algorithms...)
 	}},
 	{"transport", kindString, "multicast or unicast (default multicast)", func(s *runSettings, v string) error {
 		s.cfg.Transport = v

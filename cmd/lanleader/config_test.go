@@ -37,6 +37,7 @@ func defaultRunConfig(t *testing.T) agent.Config {
 		Heartbeat:        100 * time.Millisecond,
 		SuspectAfter:     300 * time.Millisecond,
 		Detector:         "fixed",
+		Algorithm:        "bully",
 		Transport:        "multicast",
 		Group:            netip.Addr{},
 		Preempt:          true,
@@ -131,6 +132,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--heartbeat", "50ms"}, func(c *agent.Config) { c.Heartbeat = 50 * time.Millisecond; c.SuspectAfter = 150 * time.Millisecond }},
 		{[]string{"--suspect-after", "1.5s"}, func(c *agent.Config) { c.SuspectAfter = 1500 * time.Millisecond }},
 		{[]string{"--detector", "phi"}, func(c *agent.Config) { c.Detector = "phi" }},
+		{[]string{"--algorithm", "hirschberg-sinclair"}, func(c *agent.Config) { c.Algorithm = "hirschberg-sinclair" }},
 		{[]string{"--transport", "unicast"}, func(c *agent.Config) { c.Transport = "unicast" }},
 		{[]string{"--multicast-group", "239.255.1.2"}, func(c *agent.Config) { c.Group = netip.MustParseAddr("239.255.1.2") }},
 		{[]string{"--preempt=false"}, func(c *agent.Config) { c.Preempt = false }},
@@ -231,6 +233,7 @@ http: off
 heartbeat: 50ms
 suspect_after: 400ms
 detector: phi
+algorithm: chang-roberts
 transport: unicast
 multicast_group: 239.255.9.9
 preempt: false
@@ -271,6 +274,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		Heartbeat:        50 * time.Millisecond,
 		SuspectAfter:     400 * time.Millisecond,
 		Detector:         "phi",
+		Algorithm:        "chang-roberts",
 		Transport:        "unicast",
 		Group:            netip.MustParseAddr("239.255.9.9"),
 		Preempt:          false,
@@ -450,6 +454,7 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--discover-interval", "often"}, []string{`--discover-interval: "often" is not a duration`}},
 		{"", []string{"--preempt=maybe"}, []string{`--preempt: "maybe" is not true or false`}},
 		{"", []string{"--detector", "foo"}, []string{`--detector: "foo" is not fixed or phi`}},
+		{"", []string{"--algorithm", "raft"}, []string{`--algorithm: "raft" is not bully, ring, chang-roberts or hirschberg-sinclair`}},
 		{"", []string{"--transport", "tcp"}, []string{`--transport: "tcp" is not multicast or unicast`}},
 		{"", []string{"--log-level", "loud"}, []string{`--log-level: "loud" is not debug, info, warn or error`}},
 		{"", []string{"--log-format", "xml"}, []string{`--log-format: "xml" is not text or json`}},
