@@ -29,6 +29,7 @@ type Status struct {
 	LeaderName   string   `json:"leader_name"`
 	Members      []Member `json:"members"`
 	Cluster      string   `json:"cluster"`
+	Algorithm    string   `json:"algorithm"`
 	Transport    string   `json:"transport"`
 	GossipAddr   string   `json:"gossip_addr"`
 	ElectionAddr string   `json:"election_addr"`
