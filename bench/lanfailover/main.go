@@ -6,10 +6,11 @@
 // process per host, found by multicast beacons. It needs root.
 //
 //	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
-//	    [-heartbeat 100ms,10ms] [-mode crash,graceful]
+//	    [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully]
 //	    [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
 //
-// For each heartbeat and mode it starts one cluster (host-k has node_id k;
+// For each algorithm (-algorithm: bully by default, a list, or all),
+// heartbeat and mode it starts one cluster (host-k has node_id k;
 // host-K, the largest, leads) and runs -trials trials. Each trial waits
 // until every host agrees that host-K leads, sleeps a random delay in
 // [0, heartbeat) so that the kill falls at a random phase of the leader's
@@ -57,6 +58,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,6 +69,7 @@ import (
 	"github.com/lanleader/lanleader/bench/internal/machine"
 	"github.com/lanleader/lanleader/bench/internal/stats"
 	"github.com/lanleader/lanleader/e2e"
+	"github.com/lanleader/lanleader/election"
 )
 
 // deadline bounds every wait for agreement.
@@ -79,6 +82,7 @@ const observeEvery = 20 * time.Millisecond
 type options struct {
 	hosts, trials int
 	heartbeats    []time.Duration
+	algorithms    []string
 	modes         []string
 	keepalived    bool
 	adverts       []time.Duration
@@ -103,7 +107,7 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("lanfailover", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
 			"or stopped. Needs root, iproute2 and nftables (and keepalived for -keepalived).\n\n")
@@ -114,6 +118,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.trials, "trials", 30, "kills per setting and mode, at least 1")
 	hbs := fs.String("heartbeat", "100ms,10ms", "comma-separated lanleader heartbeat intervals (100ms is the default)")
 	modes := fs.String("mode", "crash,graceful", "comma-separated modes: crash (SIGKILL), graceful (SIGTERM)")
+	algs := fs.String("algorithm", "bully", "comma-separated lanleader election algorithms: "+strings.Join(election.Algorithms, ", ")+", or all")
 	fs.BoolVar(&o.keepalived, "keepalived", false, "also measure keepalived (VRRP) on the same hosts")
 	adverts := fs.String("advert-int", "1s,100ms", "comma-separated keepalived advert_int values (1s is keepalived's default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random kill phase")
@@ -144,6 +149,16 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.modes, err = lists.Modes("-mode", *modes); err != nil {
 		return o, err
+	}
+	if *algs == "all" {
+		*algs = strings.Join(election.Algorithms, ",")
+	}
+	for f := range strings.SplitSeq(*algs, ",") {
+		a := strings.TrimSpace(f)
+		if !slices.Contains(election.Algorithms, a) {
+			return o, fmt.Errorf("-algorithm: %q is not one of %s, or all", a, strings.Join(election.Algorithms, ", "))
+		}
+		o.algorithms = append(o.algorithms, a)
 	}
 	return o, nil
 }
@@ -200,9 +215,15 @@ func run(o options, stdout, stderr io.Writer) int {
 		}
 		results = append(results, res)
 	}
-	for _, hb := range o.heartbeats {
-		for _, mode := range o.modes {
-			measure("lanleader", "heartbeat "+hb.String(), mode, func(res *result) { measureLanleader(r, o, hb, mode, rng, res) })
+	for _, alg := range o.algorithms {
+		for _, hb := range o.heartbeats {
+			for _, mode := range o.modes {
+				setting := "heartbeat " + hb.String()
+				if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
+					setting = alg + ", " + setting
+				}
+				measure("lanleader", setting, mode, func(res *result) { measureLanleader(r, o, alg, hb, mode, rng, res) })
+			}
 		}
 	}
 	if o.keepalived {
@@ -231,14 +252,14 @@ func hostName(i int) string { return "host-" + strconv.Itoa(i+1) }
 
 // measureLanleader runs o.trials trials of mode on a fresh cluster with
 // heartbeat hb, into res.
-func measureLanleader(r *runner, o options, hb time.Duration, mode string, rng *rand.Rand, res *result) {
+func measureLanleader(r *runner, o options, alg string, hb time.Duration, mode string, rng *rand.Rand, res *result) {
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)
 	n.CountPackets(r)
 	obs := n.Observe(r, observeEvery)
 	start := func(i int) *e2e.Proc {
 		return n.Start(r, i, "run", "--bind", n.Addr(i), "--name", hostName(i), "--node-id", strconv.Itoa(i+1),
-			"--log-format", "json", "--heartbeat", hb.String())
+			"--log-format", "json", "--heartbeat", hb.String(), "--algorithm", alg)
 	}
 	procs := make([]*e2e.Proc, o.hosts)
 	all, others := make([]int, o.hosts), make([]int, o.hosts-1)
