@@ -31,7 +31,8 @@
 // Election packets per failover are the frames to the election port that
 // entered the bridge between t0 and the agreement, counted once each by an
 // nftables counter on the bridge, heartbeats and discovery beacons apart:
-// ELECTION, ANSWER, COORDINATOR, RESIGN. CPU (% of one core over the
+// bully's ELECTION, ANSWER, COORDINATOR, RESIGN; the ring family's
+// messages and their acks. CPU (% of one core over the
 // agent's life) and RSS are read from /proc for every agent at the end of
 // a setting.
 //
@@ -432,7 +433,8 @@ func printTable(w io.Writer, results []result) {
 	tw.Flush()
 	fmt.Fprintln(w, "# times in ms from the kill (SIGKILL, or SIGTERM for graceful): lanleader's on the agents' log stamps,")
 	fmt.Fprintln(w, "# keepalived's on the VRRP frames' kernel stamps on the bridge (see its lines above);")
-	fmt.Fprintln(w, "# packets: election packets (lanleader: ELECTION, ANSWER, COORDINATOR, RESIGN; keepalived: VRRP)")
+	fmt.Fprintln(w, "# packets: election packets (lanleader: every election-port packet but heartbeats and beacons, i.e.")
+	fmt.Fprintln(w, "# bully's ELECTION, ANSWER, COORDINATOR, RESIGN, the ring family's messages and acks; keepalived: VRRP)")
 	fmt.Fprintln(w, "# on the bridge from the kill to the agreement, each frame counted once")
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
