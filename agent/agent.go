@@ -315,33 +315,28 @@ func (a *Agent) pushMeta() {
 	}
 }
 
-// metaPusher broadcasts the metadata after each pushMeta. memberlist's
-// UpdateNode waits until the broadcast has gone out (or its timeout), so
-// neither the loop nor this goroutine waits for it: each push runs on its
-// own goroutine, at most metaPushes at once, so that a change (a job that
-// stopped) is never queued behind the wait for the previous one.
+// metaPusher broadcasts the metadata after each pushMeta, one broadcast
+// at a time. memberlist's UpdateNode reads the metadata and then takes a
+// new incarnation: two calls at once could give the older metadata the
+// higher incarnation, and a stale "job running" would win everywhere. So
+// the calls are serial, and each waits for its broadcast only
+// metaPushWait (the alive message is queued for gossip either way, and a
+// newer one replaces it in the queue): a change (a job that stopped) goes
+// out at most metaPushWait after the one before it. A kick during a call
+// is kept (the channel holds one), so the last change is always sent.
 func (a *Agent) metaPusher() {
-	sem := make(chan struct{}, metaPushes)
 	for {
 		select {
 		case <-a.quit:
 			return
 		case <-a.metaKick:
 		}
-		select {
-		case <-a.quit:
-			return
-		case sem <- struct{}{}:
-		}
-		go func() {
-			defer func() { <-sem }()
-			a.ml.UpdateNode(time.Second)
-		}()
+		a.ml.UpdateNode(metaPushWait)
 	}
 }
 
-// metaPushes bounds the metadata broadcasts under way.
-const metaPushes = 4
+// metaPushWait bounds the wait for a metadata broadcast to go out.
+const metaPushWait = 50 * time.Millisecond
 
 // GossipAddr is memberlist's address (after Start).
 func (a *Agent) GossipAddr() netip.AddrPort { return a.gossip }
