@@ -127,17 +127,8 @@ func parseFlags(args []string) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random take-down phase")
 	fs.BoolVar(&o.json, "json", false, "one JSON object per heartbeat and mode, with every sample")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
-	// Errors from Parse are printed by main, in one line.
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(os.Stderr)
-			fs.Usage()
-		}
+	if err := lists.Parse(fs, args); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if o.nodes < 2 || o.nodes > 64 {
 		return o, fmt.Errorf("-nodes: %d out of range 2…64", o.nodes)

@@ -124,16 +124,8 @@ func parseFlags(args []string) (options, error) {
 	adverts := fs.String("advert-int", "1s,100ms", "comma-separated keepalived advert_int values (1s is keepalived's default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random kill phase")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(os.Stderr)
-			fs.Usage()
-		}
+	if err := lists.Parse(fs, args); err != nil {
 		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if o.hosts < 2 || o.hosts > 32 {
 		return o, fmt.Errorf("-hosts: %d out of range 2…32", o.hosts)

@@ -3,7 +3,11 @@
 package lists
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 )
@@ -36,4 +40,22 @@ func Modes(flag, list string) ([]string, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// Parse parses args with fs, whose errors the caller prints in one line:
+// -h prints fs's usage to standard error (and returns flag.ErrHelp), and
+// an argument that is not a flag is an error.
+func Parse(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stderr)
+			fs.Usage()
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
 }

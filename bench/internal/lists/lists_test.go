@@ -1,7 +1,9 @@
 package lists
 
 import (
+	"flag"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,5 +31,22 @@ func TestModes(t *testing.T) {
 	}
 	if _, err := Modes("-mode", "crash,kill"); err == nil || err.Error() != `-mode: "kill" is not crash or graceful` {
 		t.Errorf("Modes(crash,kill): %v", err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	n := fs.Int("n", 1, "")
+	if err := Parse(fs, []string{"-n", "3"}); err != nil || *n != 3 {
+		t.Errorf("Parse(-n 3): n %d, %v", *n, err)
+	}
+	fs = flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Int("n", 1, "")
+	if err := Parse(fs, []string{"-n", "3", "extra"}); err == nil || err.Error() != `unexpected argument "extra"` {
+		t.Errorf("Parse with an argument: %v", err)
+	}
+	fs = flag.NewFlagSet("x", flag.ContinueOnError)
+	if err := Parse(fs, []string{"-bogus"}); err == nil || !strings.Contains(err.Error(), "-bogus") {
+		t.Errorf("Parse(-bogus): %v", err)
 	}
 }
