@@ -230,7 +230,13 @@ func TestScenarioReturnOfHighestPreempt(t *testing.T) {
 }
 
 func TestScenarioReturnOfHighestNoPreempt(t *testing.T) {
-	l := startLAN(t, 5, "--preempt=false")
+	// A longer suspect-after than the default: what is tested is that a
+	// returning larger node does not take over, and any election does end
+	// with the largest node (bully's rule, with or without preemption),
+	// so a false suspicion of host-4 under a loaded machine's scheduling
+	// stall (300 ms without its heartbeat) would move the leadership for
+	// another reason than the one tested.
+	l := startLAN(t, 5, "--preempt=false", "--suspect-after", "1s")
 	t0 := l.kill(4)
 	l.waitAgree("host-1..4 agree on host-4 after host-5's crash", failoverBound, t0, 4, l.but(4)...)
 	t1 := time.Now()
