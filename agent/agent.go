@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -30,7 +29,11 @@ type Agent struct {
 	log     *slog.Logger
 	epoch   time.Time // the agent's clock is time.Since(epoch): monotonic
 	cluster uint32
-	inc     uint32 // incarnation: changes at each start
+	inc     atomic.Uint32 // incarnation: the Unix second of the start (see auth.go), +1 at each wrap of the sequence
+
+	keys    *authKeys    // nil without a key
+	replay  *replayGuard // nil without a key
+	authLog authLog
 
 	machine election.Machine
 	tr      *transport
@@ -97,11 +100,12 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := time.Now()
 	a := &Agent{
 		cfg:      cfg,
 		log:      cfg.Logger.With("node", cfg.Name),
 		cluster:  wire.ClusterID(cfg.Cluster),
-		inc:      rand.Uint32() | 1,
+		keys:     newAuthKeys(cfg.Key, cfg.AcceptKeys),
 		machine:  m,
 		reg:      prometheus.NewRegistry(),
 		pkts:     make(chan packet, 256),
@@ -111,6 +115,12 @@ func New(cfg Config) (*Agent, error) {
 		failed:   make(chan struct{}),
 	}
 	a.loop.members = make(map[string]*member)
+	a.inc.Store(uint32(started.Unix()))
+	a.loop.seq = startSeq(started)
+	if a.keys != nil {
+		a.replay = newReplayGuard()
+		a.loop.mac = wire.NewMAC(a.keys.election[0])
+	}
 	a.loop.peers = make(map[uint64]peer)
 	a.loop.kicked = make(map[string]time.Duration)
 	a.loop.evidence = make(map[string]time.Duration)
@@ -225,7 +235,10 @@ func (a *Agent) Start() (err error) {
 
 	a.del = &delegate{queue: newEventQueue()}
 	a.setMeta()
-	mc := memberlistConfig(cfg, bind, a.del)
+	mc, err := memberlistConfig(cfg, bind, a.del, a.keys)
+	if err != nil {
+		return err
+	}
 	if bind.Addr().IsUnspecified() {
 		mc.AdvertiseAddr = ip.String()
 	}
@@ -561,6 +574,10 @@ func (a *Agent) read(c pconn) {
 	defer a.readers.Done()
 	buf := make([]byte, readBuffer)
 	failures := 0
+	var macs []*wire.MAC // this goroutine's own
+	if a.keys != nil {
+		macs = a.keys.macs()
+	}
 	for {
 		n, ttl, src, err := c.readFrom(buf)
 		at := a.now()
@@ -584,7 +601,11 @@ func (a *Agent) read(c pconn) {
 			ap := ua.AddrPort()
 			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}
-		reason := a.accept(buf[:n], ttl, &p.msg)
+		reason, why := a.accept(buf[:n], ttl, &p.msg, macs, at)
+		if why != "" && a.authLog.due() {
+			a.log.Warn("dropped an election packet that is not authenticated with this cluster's key (one line per 10s at most; lanleader_packets_dropped_total{reason=\"auth\"} counts them)",
+				"from", p.src.String(), "node_id", p.msg.From, "why", why)
+		}
 		if reason == "" && p.msg.Type == wire.TypeDiscover && p.msg.Addr.Addr() != p.src.Addr() {
 			// A beacon announces its sender's own gossip address, never
 			// another host's: an agent must not be made to connect
@@ -615,24 +636,42 @@ func (a *Agent) read(c pconn) {
 // election socket is declared broken.
 const maxReadFailures = 1000
 
-// accept decodes b into m and returns why it must be dropped, or "".
-func (a *Agent) accept(b []byte, ttl int, m *wire.Message) string {
+// accept decodes b into m and returns why it must be dropped, or "". With
+// "auth" it also says why in words, for the log. The order of the checks
+// is the order of their cost: the TTL, the header and body (no allocation),
+// the cluster, then the tag (an HMAC), then the replay window. A packet
+// with this node's node_id is evidence of a conflict only once its tag
+// verifies: a forged one must not take this node out of the election.
+func (a *Agent) accept(b []byte, ttl int, m *wire.Message, macs []*wire.MAC, at time.Duration) (reason, why string) {
 	if ttl >= 0 && ttl < LinkLocalTTL {
-		return "ttl"
+		return "ttl", ""
 	}
-	if err := wire.Decode(b, m); err != nil {
-		return decodeReason(err)
+	msg, tag := wire.Split(b)
+	if err := wire.Decode(msg, m); err != nil {
+		return decodeReason(err), ""
 	}
 	if m.Cluster != a.cluster {
-		return "cluster"
+		return "cluster", ""
+	}
+	switch {
+	case a.keys == nil && m.Flags&wire.FlagAuth != 0:
+		return "auth", "the sender signs its packets (it has a --key-file) and this agent has no key: give every agent the same --key-file"
+	case a.keys == nil:
+	case tag == nil:
+		return "auth", "the packet has no tag: the sender runs without --key-file"
+	case !verify(macs, msg, tag):
+		return "auth", "the tag does not verify: the sender has another --key-file, or the packet is forged"
 	}
 	if m.From == a.cfg.NodeID {
-		if m.Incarnation == a.inc {
-			return "self"
+		if m.Incarnation == a.inc.Load() {
+			return "self", ""
 		}
-		return "conflict"
+		return "conflict", ""
 	}
-	return ""
+	if a.replay != nil && !a.replay.check(m.From, m.Incarnation, m.Seq, at) {
+		return "replay", ""
+	}
+	return "", ""
 }
 
 func decodeReason(err error) string {

@@ -217,6 +217,20 @@ type Config struct {
 	// 65535. Default 50.
 	CheckWeight int
 
+	// Key is the cluster's secret (lanleader run reads it from
+	// --key-file), at least MinKeyLen bytes; every agent of the cluster
+	// has the same. With a key every election packet carries an
+	// HMAC-SHA256 tag and a replay-protected sequence, packets without a
+	// valid tag are dropped, memberlist's traffic is encrypted (AES-256,
+	// its keyring) with a key derived from it, and POST /resign needs a
+	// token derived from it (ResignToken). Default none: no
+	// authentication, and an agent with a key cannot join one without.
+	Key []byte
+	// AcceptKeys are older secrets still accepted, never used to sign or
+	// encrypt: for a key rotation without downtime (--accept-key-file).
+	// Each at least MinKeyLen bytes; only with Key. Default none.
+	AcceptKeys [][]byte
+
 	// Logger receives one line per state change. Default: text to stderr
 	// at level info.
 	Logger *slog.Logger
@@ -422,6 +436,20 @@ func (c *Config) Validate() error {
 	}
 	if c.CheckWeight < 0 || c.CheckWeight > 65535 {
 		bad("check-weight: %d out of range 1…65535", c.CheckWeight)
+	}
+	if len(c.Key) > 0 && len(c.Key) < MinKeyLen {
+		bad("key-file: the key is %d bytes, want at least %d", len(c.Key), MinKeyLen)
+	}
+	if len(c.AcceptKeys) > 0 && len(c.Key) == 0 {
+		bad("accept-key-file: needs --key-file (the key this agent signs with)")
+	}
+	for _, k := range c.AcceptKeys {
+		if len(k) < MinKeyLen {
+			bad("accept-key-file: the key is %d bytes, want at least %d", len(k), MinKeyLen)
+		}
+	}
+	if len(c.Cluster) > 255 {
+		bad("cluster: %d bytes, at most 255 (it is memberlist's label)", len(c.Cluster))
 	}
 	if len(errs) == 0 {
 		// The election machine's own cross-checks; the checks above name

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -45,7 +46,9 @@ func (a *Agent) newHTTPServer() *http.Server {
 	}))
 	// POST /resign: `lanleader resign`. Only from this host (whatever
 	// address --http listens on), and not from a web page: a browser's
-	// cross-site POST carries an Origin header.
+	// cross-site POST carries an Origin header. With a key, only with the
+	// token derived from it (ResignToken), so that only who can read the
+	// key file can move the leadership.
 	mux.HandleFunc("POST /resign", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
@@ -53,6 +56,14 @@ func (a *Agent) newHTTPServer() *http.Server {
 			w.WriteHeader(http.StatusForbidden)
 			json.NewEncoder(w).Encode(resignAnswer{Error: "resign is accepted only from this host's loopback, and not from a web page"})
 			return
+		}
+		if a.keys != nil {
+			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || !a.keys.resignAllowed(strings.TrimSpace(tok)) {
+				w.WriteHeader(http.StatusUnauthorized)
+				json.NewEncoder(w).Encode(resignAnswer{Error: "this agent has a key: resign needs it (lanleader resign --key-file FILE)"})
+				return
+			}
 		}
 		led := a.Resign()
 		s := a.Status()

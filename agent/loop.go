@@ -54,6 +54,7 @@ type loopState struct {
 
 	buf  []byte
 	seq  uint32
+	mac  *wire.MAC // the signing key's, nil without a key
 	memq []memberEvent
 
 	prev       election.Status
@@ -261,11 +262,23 @@ func (a *Agent) sendTo(b []byte, dst netip.AddrPort, t wire.Type) {
 func (a *Agent) encode(m wire.Message) []byte {
 	l := &a.loop
 	l.seq++
-	m.Cluster, m.Incarnation, m.Seq = a.cluster, a.inc, l.seq
+	if l.seq == 0 {
+		// The sequence has wrapped (after 4 billion packets): a new
+		// incarnation keeps the receivers' windows moving forward.
+		a.inc.Add(1)
+		l.seq = 1
+	}
+	m.Cluster, m.Incarnation, m.Seq = a.cluster, a.inc.Load(), l.seq
+	if l.mac != nil {
+		m.Flags |= wire.FlagAuth
+	}
 	b, err := m.Append(l.buf[:0])
 	if err != nil {
 		a.log.Error("encode", "type", m.Type.String(), "err", err)
 		return nil
+	}
+	if l.mac != nil {
+		b = l.mac.Seal(b)
 	}
 	l.buf = b
 	return b

@@ -105,8 +105,12 @@ func (d *delegate) NotifyConflict(existing, other *memberlist.Node) {
 
 // memberlistConfig builds memberlist's configuration: the LAN profile,
 // bound to the agent's gossip address, its log sent to the agent's logger
-// at debug level.
-func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate) *memberlist.Config {
+// at debug level. Its Label is the cluster name: memberlist drops packets
+// and streams of another cluster (and, with a key, authenticates the
+// label with the data). With keys its traffic is encrypted (AES-256-GCM)
+// with the gossip key of the signing secret, the accepted secrets' keys
+// decrypt too, and unencrypted traffic is refused both ways.
+func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *authKeys) (*memberlist.Config, error) {
 	mc := memberlist.DefaultLANConfig()
 	mc.Name = cfg.Name
 	mc.BindAddr = bind.Addr().String()
@@ -117,19 +121,35 @@ func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate) *memberlist
 	if !bind.Addr().IsUnspecified() {
 		mc.AdvertiseAddr = bind.Addr().String()
 	}
-	mc.Label = ""
+	mc.Label = cfg.Cluster
+	if keys != nil {
+		kr, err := memberlist.NewKeyring(keys.gossip, keys.gossip[0])
+		if err != nil {
+			return nil, fmt.Errorf("memberlist keyring: %w", err)
+		}
+		mc.Keyring = kr
+		mc.GossipVerifyIncoming = true
+		mc.GossipVerifyOutgoing = true
+	}
 	mc.Delegate = d
 	mc.Events = d
 	mc.Conflict = d
 	mc.LogOutput = nil
 	mc.Logger = log.New(&slogWriter{l: cfg.Logger.With("component", "memberlist")}, "", 0)
-	return mc
+	return mc, nil
 }
 
 // slogWriter turns memberlist's log lines ("[DEBUG] memberlist: …") into
 // slog records of the matching level: memberlist's own chatter is debug,
 // its warnings and errors stay warnings and errors.
-type slogWriter struct{ l *slog.Logger }
+type slogWriter struct {
+	l     *slog.Logger
+	peers authLog // rate of the lines about another key or cluster
+}
+
+// keyHint follows memberlist's lines about encryption and labels: what an
+// operator must fix.
+const keyHint = "a peer has another --key-file (or none where this agent has one, or one where it has none) or another --cluster: every agent of a cluster needs the same key file and cluster name"
 
 func (w *slogWriter) Write(p []byte) (int, error) {
 	s := strings.TrimSpace(string(p))
@@ -146,6 +166,15 @@ func (w *slogWriter) Write(p []byte) (int, error) {
 	s = strings.TrimPrefix(s, "memberlist: ")
 	if strings.Contains(s, "use of closed network connection") {
 		lvl = slog.LevelDebug // memberlist's goroutines racing its own shutdown
+	}
+	if ls := strings.ToLower(s); strings.Contains(ls, "crypt") || strings.Contains(ls, "label") {
+		// Another key or cluster: one line at error per 10 s (a flood of
+		// junk on the gossip port must not flood the log), the rest at debug.
+		if w.peers.due() {
+			w.l.Log(nil, slog.LevelError, s, "hint", keyHint)
+			return len(p), nil
+		}
+		lvl = slog.LevelDebug
 	}
 	w.l.Log(nil, lvl, s)
 	return len(p), nil
@@ -199,7 +228,14 @@ func (j *joiner) run() {
 				j.log.Info("joined", "contacted", n, "members", j.ml.NumMembers(), "via", strings.Join(addrs, ","))
 				wait, warned = 0, false
 			case !warned:
-				j.log.Warn("join failed, retrying in the background", "seeds", strings.Join(addrs, ","), "err", oneLine(err))
+				attrs := []any{"seeds", strings.Join(addrs, ","), "err", oneLine(err)}
+				if es := strings.ToLower(err.Error()); strings.Contains(es, "eof") || strings.Contains(es, "reset by peer") ||
+					strings.Contains(es, "crypt") || strings.Contains(es, "label") {
+					// The peer closed the stream: what it does with a
+					// stream of another key or cluster.
+					attrs = append(attrs, "hint", keyHint)
+				}
+				j.log.Warn("join failed, retrying in the background", attrs...)
 				warned = true
 			default:
 				j.log.Debug("join failed", "seeds", strings.Join(addrs, ","), "err", oneLine(err))

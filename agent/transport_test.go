@@ -79,7 +79,7 @@ func TestHostilePackets(t *testing.T) {
 		{"trailing", append(encode(t, claim), 0), 255},
 		// A beacon must announce its sender's own address.
 		{"addr", encode(t, wire.Message{Type: wire.TypeDiscover, Cluster: cluster, From: 99, Priority: 1, Addr: netip.MustParseAddrPort("198.18.0.77:7946")}), 255},
-		{"self", encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc}), 255},
+		{"self", encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc.Load()}), 255},
 	}
 	want := map[string]float64{}
 	for _, c := range cases {
@@ -117,7 +117,7 @@ func TestHostilePackets(t *testing.T) {
 	// A packet with the victim's own node_id from another address: another
 	// node has its node_id. It is dropped, counted, and puts the victim in
 	// state conflict, naming where it came from.
-	s.send(encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc + 1}), 255, to)
+	s.send(encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc.Load() + 1}), 255, to)
 	evidence := "node_id 1 at " + s.p.LocalAddr().String()
 	for {
 		st := victim.Status()

@@ -188,7 +188,7 @@ lanleader_leader_info GAUGE {leader_id,leader_name} 1
 lanleader_members GAUGE {status} 4
 lanleader_messages_received_total COUNTER {type} 14
 lanleader_messages_sent_total COUNTER {type} 14
-lanleader_packets_dropped_total COUNTER {reason} 11
+lanleader_packets_dropped_total COUNTER {reason} 13
 lanleader_priority GAUGE {} 1
 lanleader_state GAUGE {state} 5
 lanleader_term GAUGE {} 1

@@ -46,6 +46,8 @@ var DropReasons = []string{
 	"self",     // our own packet, looped back to us
 	"conflict", // a packet from another node that uses our node_id
 	"addr",     // a discovery beacon announcing an address other than its sender's
+	"auth",     // with a key: no tag, or a tag that does not verify (without a key: a signed packet)
+	"replay",   // with a key: a sequence number seen before, or an earlier run of its sender
 }
 
 // Hooks lists the values of the hook label of lanleader_hook_runs_total.

@@ -202,7 +202,7 @@ func TestLabelValueListsAreUnique(t *testing.T) {
 		}
 	}
 	wantDrops := []string{"short", "magic", "version", "type", "length", "trailing",
-		"cluster", "ttl", "self", "conflict", "addr"}
+		"cluster", "ttl", "self", "conflict", "addr", "auth", "replay"}
 	if !slices.Equal(DropReasons, wantDrops) {
 		t.Errorf("DropReasons = %q, want %q", DropReasons, wantDrops)
 	}
@@ -243,10 +243,12 @@ lanleader_leader_changes_total 0
 # HELP lanleader_packets_dropped_total Received election datagrams dropped before reaching the election machine, by reason.
 # TYPE lanleader_packets_dropped_total counter
 lanleader_packets_dropped_total{reason="addr"} 0
+lanleader_packets_dropped_total{reason="auth"} 0
 lanleader_packets_dropped_total{reason="cluster"} 0
 lanleader_packets_dropped_total{reason="conflict"} 0
 lanleader_packets_dropped_total{reason="length"} 0
 lanleader_packets_dropped_total{reason="magic"} 0
+lanleader_packets_dropped_total{reason="replay"} 0
 lanleader_packets_dropped_total{reason="self"} 0
 lanleader_packets_dropped_total{reason="short"} 0
 lanleader_packets_dropped_total{reason="trailing"} 0

@@ -9,9 +9,16 @@
 // big-endian header (see [HeaderLen] and the layout table in message.go)
 // followed by a body whose shape depends on the [Type]. There is no length
 // field: one message is one datagram, so the body ends where the datagram
-// ends. When [FlagAuth] is set, the authentication tag that follows the body
-// is added and checked by the caller, outside this package; the slice given
-// to [Decode] must not include it.
+// ends.
+//
+// # Authentication
+//
+// When [FlagAuth] is set, a [TagLen]-byte tag follows the body: HMAC-SHA256
+// (crypto/hmac, crypto/sha256) over every byte before it, truncated.
+// [MAC.Seal] appends it to an encoded message, [Split] separates a received
+// datagram into the message and its tag, and [MAC.Verify] checks the tag
+// in constant time; the slice given to [Decode] is Split's message. The
+// caller owns the key and decides what a missing or bad tag means.
 //
 // # Decoding
 //
@@ -38,7 +45,7 @@
 //
 // wire performs no I/O: it opens no sockets and reads no files. It reads no
 // clocks, keeps no state between calls, logs nothing and starts no
-// goroutines. Validating what a well-formed message means (terms,
-// priorities, whether the cluster ID matches, authentication) belongs to
-// the callers.
+// goroutines (a MAC keeps only its key and scratch space). Validating what
+// a well-formed message means (terms, priorities, whether the cluster ID
+// matches, whether a tag was required, replays) belongs to the callers.
 package wire

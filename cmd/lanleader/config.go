@@ -115,6 +115,22 @@ FLAGS
         the beacons off. Multicast transport only: with --transport
         unicast no beacon is sent. Default 1s.
 
+  Authentication (see AUTHENTICATION below)
+    --key-file FILE
+        The cluster's secret: a file of at least 32 bytes (trailing
+        newlines are not part of it), the same on every agent, readable by
+        the agent and not by every user (a world-readable or world-writable
+        file is refused). With a key every election packet and beacon
+        carries an HMAC-SHA256 tag and a sequence number, packets without
+        a valid tag or replayed are dropped, membership gossip is
+        encrypted, and 'lanleader resign' needs the key. Make one with
+        'head -c 32 /dev/urandom > FILE; chmod 600 FILE'. Default: none
+        (no authentication).
+    --accept-key-file FILE
+        An older key still accepted (never used to sign or encrypt), for a
+        key rotation without downtime; only with --key-file. Default:
+        none.
+
   Failure detection and election
     --heartbeat DURATION
         The leader's heartbeat interval, at least 10ms. With the defaults
@@ -249,6 +265,29 @@ JOB
     that leave the group, with setsid, escape it; under systemd,
     KillMode=control-group kills them.) Only a network partition, which
     elects a leader on each side, runs it twice.
+
+AUTHENTICATION
+    Without --key-file anyone who can send a UDP packet to the LAN can
+    claim the leadership. With it, a packet's tag (HMAC-SHA256 under a key
+    derived from the file, truncated to 16 bytes, over the whole packet)
+    must verify, or the packet is dropped and counted as
+    lanleader_packets_dropped_total{reason="auth"}; a packet seen before,
+    or from an earlier run of its sender, is dropped as reason="replay" (a
+    restarted agent is not locked out: each start is a newer run).
+    memberlist's traffic is encrypted (AES-256-GCM) with another key
+    derived from the file, so membership cannot be forged either, and its
+    label is the cluster name. An agent with a key and one without (or
+    with another key) cannot form a cluster; both log why.
+
+    To rotate the key without downtime (NEW the new file, OLD the old):
+      1. on every agent, add --accept-key-file NEW and restart it, one at
+         a time, the leader last (or 'lanleader resign' it first);
+      2. on every agent, use --key-file NEW --accept-key-file OLD and
+         restart it, one at a time, the leader last;
+      3. on every agent, drop --accept-key-file and restart it; then
+         delete OLD.
+    Between the steps every agent accepts the key every other one signs
+    with.
 
 EXIT STATUS
     0   the agent stopped cleanly after SIGINT or SIGTERM (or -h)
@@ -392,6 +431,26 @@ var runOptions = []option{
 	{"detector", kindString, "failure detector, fixed or phi (default fixed)", func(s *runSettings, v string) error {
 		s.cfg.Detector = v
 		return oneOf(v, agent.DetectorFixed, agent.DetectorPhi)
+	}},
+	{"key-file", kindString, "the cluster's secret, at least 32 bytes, not world-readable (default: none)", func(s *runSettings, v string) error {
+		if v == "" {
+			s.cfg.Key = nil
+			return nil
+		}
+		k, err := agent.LoadKeyFile(v)
+		s.cfg.Key = k
+		return err
+	}},
+	{"accept-key-file", kindString, "an older key still accepted, for a key rotation (default: none)", func(s *runSettings, v string) error {
+		s.cfg.AcceptKeys = nil
+		if v == "" {
+			return nil
+		}
+		k, err := agent.LoadKeyFile(v)
+		if err == nil {
+			s.cfg.AcceptKeys = [][]byte{k}
+		}
+		return err
 	}},
 	{"algorithm", kindString, "election algorithm: bully, ring, chang-roberts or hirschberg-sinclair (default bully)", func(s *runSettings, v string) error {
 		s.cfg.Algorithm = v

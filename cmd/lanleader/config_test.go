@@ -52,6 +52,29 @@ func defaultRunConfig(t *testing.T) agent.Config {
 	}
 }
 
+// Test keys: 32 bytes and 40 bytes (with a newline, which is not part of
+// the key).
+var (
+	testKey    = []byte("0123456789abcdef0123456789abcdef")
+	testOldKey = []byte("old-key-old-key-old-key-old-key-old-key!")
+)
+
+// writeKeys writes testKey and testOldKey into mode 0600 files of a fresh
+// temporary directory and returns their paths. (A key file cannot be
+// committed: git does not keep the mode.)
+func writeKeys(t *testing.T) (key, old string) {
+	t.Helper()
+	dir := t.TempDir()
+	key, old = filepath.Join(dir, "key"), filepath.Join(dir, "old-key")
+	if err := os.WriteFile(key, testKey, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, append(slices.Clone(testOldKey), '\n'), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	return key, old
+}
+
 // writeConfig writes a config file into a fresh temporary directory.
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
@@ -106,6 +129,7 @@ func TestParseRunConfigDefaults(t *testing.T) {
 // takes.
 func TestParseRunConfigFlags(t *testing.T) {
 	covered := map[string]bool{}
+	keyFile, oldKeyFile := writeKeys(t)
 	for _, tc := range []struct {
 		args []string
 		want func(c *agent.Config)
@@ -159,6 +183,11 @@ func TestParseRunConfigFlags(t *testing.T) {
 		}},
 		{[]string{"--check-interval", "500ms"}, func(c *agent.Config) { c.CheckInterval = 500 * time.Millisecond }},
 		{[]string{"--check-weight", "120"}, func(c *agent.Config) { c.CheckWeight = 120 }},
+		{[]string{"--key-file", keyFile}, func(c *agent.Config) { c.Key = testKey }},
+		{[]string{"--key-file", keyFile, "--accept-key-file=" + oldKeyFile}, func(c *agent.Config) {
+			c.Key, c.AcceptKeys = testKey, [][]byte{testOldKey}
+		}},
+		{[]string{"--key-file", keyFile, "--key-file="}, func(c *agent.Config) {}},
 	} {
 		want := defaultRunConfig(t)
 		tc.want(&want)
@@ -254,6 +283,8 @@ check:
   - "curl -fs http://127.0.0.1/a,b"
 check_interval: 1s
 check_weight: 70
+key_file: KEYFILE
+accept_key_file: OLDKEYFILE
 `
 
 func TestParseRunConfigFile(t *testing.T) {
@@ -291,9 +322,13 @@ func TestParseRunConfigFile(t *testing.T) {
 		Checks:           []string{"test -e /run/ok", "curl -fs http://127.0.0.1/a,b"},
 		CheckInterval:    time.Second,
 		CheckWeight:      70,
+		Key:              testKey,
+		AcceptKeys:       [][]byte{testOldKey},
 	}
+	keyFile, oldKeyFile := writeKeys(t)
+	text := strings.NewReplacer("OLDKEYFILE", oldKeyFile, "KEYFILE", keyFile).Replace(allKeysFile)
 	var stderr bytes.Buffer
-	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, allKeysFile)}, &stderr, &stderr)
+	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, text)}, &stderr, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,6 +458,21 @@ func TestParseRunConfigJob(t *testing.T) {
 // Every bad flag or key gives one line that names it and its value.
 func TestParseRunConfigErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	keyFile, _ := writeKeys(t)
+	dir := t.TempDir()
+	keyAt := func(name string, mode os.FileMode, key []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, key, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil { // not the umask's
+			t.Fatal(err)
+		}
+		return p
+	}
+	worldReadable := keyAt("world-readable", 0o644, testKey)
+	worldWritable := keyAt("world-writable", 0o602, testKey)
+	short := keyAt("short", 0o600, []byte("0123456789abcdef0123456789abcde\n\n"))
 	for _, tc := range []struct {
 		file string   // when not "": written, and --config FILE put first
 		args []string //
@@ -474,6 +524,14 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--check-interval", "10ms"}, []string{"--check-interval: 10ms is shorter than 100ms"}},
 		{"", []string{"--check-weight", "0"}, []string{"--check-weight: 0 out of range 1…65535"}},
 		{"", []string{"--job", "x"}, []string{"unknown flag --job (did you mean --job-grace?)"}},
+		{"", []string{"--key-file", worldReadable}, []string{"--key-file: " + worldReadable + " is readable by every user (mode 0644): anyone on this host could forge election packets; chmod o-r"}},
+		{"", []string{"--key-file", worldWritable}, []string{"--key-file: " + worldWritable + " is writable by every user (mode 0602)"}},
+		{"", []string{"--key-file", short}, []string{"--key-file: " + short + ": the key is 31 bytes, want at least 32 (make one with: head -c 32 /dev/urandom > "}},
+		{"", []string{"--key-file", missing}, []string{"--key-file: " + missing + ": no such file or directory"}},
+		{"", []string{"--key-file", dir}, []string{"--key-file: " + dir + ": not a regular file"}},
+		{"", []string{"--key-file", keyFile, "--accept-key-file", worldReadable}, []string{"--accept-key-file: " + worldReadable + " is readable by every user"}},
+		{"", []string{"--accept-key-file", keyFile}, []string{"accept-key-file: needs --key-file"}},
+		{"key_file: " + worldReadable + "\n", nil, []string{"config FILE: line 1: key_file: " + worldReadable + " is readable by every user (mode 0644)"}},
 
 		// What only agent.Config.Validate sees: how fields relate.
 		{"", []string{"--bind", "198.18.0.1:7947"}, []string{"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947"}},

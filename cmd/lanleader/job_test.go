@@ -191,3 +191,42 @@ func TestResignLive(t *testing.T) {
 		t.Errorf("resign extra: exit %d, want 2", code)
 	}
 }
+
+// TestResignWithKey: an agent with a key refuses `lanleader resign`
+// without --key-file (401, exit 1, saying so) and with a key file it
+// cannot read safely (exit 2, naming the flag), and hands over with it.
+func TestResignWithKey(t *testing.T) {
+	keyFile, _ := writeKeys(t)
+	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 2, HTTP: true, Base: agent.Config{Preempt: true, PreemptDelay: 5 * time.Second, Key: testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.WaitAgreement(10*time.Second, func(a agent.Agreement) bool { return a.Index == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"resign", "--http", l.Agents[1].HTTPAddr()}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "this agent has a key: resign needs it (lanleader resign --key-file FILE)") {
+		t.Errorf("resign without the key: exit %d, stderr %q", code, stderr.String())
+	}
+	if l.Agents[1].Status().State != "leader" {
+		t.Fatalf("a refused resign moved the leader: %+v", l.Agents[1].Status())
+	}
+	open := filepath.Join(t.TempDir(), "open-key")
+	if err := os.WriteFile(open, testKey, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o644)
+	stderr.Reset()
+	if code := run([]string{"resign", "--http", l.Agents[1].HTTPAddr(), "--key-file", open}, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "lanleader resign: --key-file: "+open+" is readable by every user") {
+		t.Errorf("resign with a world-readable key: exit %d, stderr %q", code, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code := run([]string{"resign", "--http", l.Agents[1].HTTPAddr(), "--key-file", keyFile, "--timeout", "10s"}, &stdout, &stderr)
+	if out := stdout.String(); code != 0 || !strings.Contains(out, "node 2 resigns (term ") || !strings.Contains(out, "node-1 (node 1) leads now") {
+		t.Errorf("resign with the key: exit %d, stdout %q, stderr %q", code, out, stderr.String())
+	}
+}

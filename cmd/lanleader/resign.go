@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/lanleader/lanleader/agent"
 )
 
 // resignUsage is the help of `lanleader resign`.
-const resignUsage = `usage: lanleader resign [--http ADDR] [--timeout D]
+const resignUsage = `usage: lanleader resign [--http ADDR] [--key-file FILE] [--timeout D]
 
 Asks the lanleader agent on this host to hand the leadership over, e.g.
 before maintenance, without stopping the agent: by POST http://ADDR/resign,
@@ -32,6 +34,9 @@ Flags:
   --http ADDR
         the agent's HTTP listener, host:port or http://host:port
         (default 127.0.0.1:9947)
+  --key-file FILE
+        the agent's --key-file: an agent with a key accepts a resign only
+        with a token derived from it (default: none)
   --timeout D
         give up waiting for another leader after D (default 30s: the job's
         default grace period of 10s and some)
@@ -53,6 +58,7 @@ func runResign(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	addr := fs.String("http", statusDefaultHTTP, "")
 	timeout := fs.Duration("timeout", resignDefaultTimeout, "")
+	keyFile := fs.String("key-file", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, resignUsage)
@@ -75,9 +81,18 @@ func runResign(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	resignURL := strings.TrimSuffix(statusURL, "/status") + "/resign"
+	token := ""
+	if *keyFile != "" {
+		key, err := agent.LoadKeyFile(*keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "lanleader resign: --key-file: %v\n", err)
+			return 2
+		}
+		token = agent.ResignToken(key)
+	}
 
 	start := time.Now()
-	ans, err := postResign(resignURL)
+	ans, err := postResign(resignURL, token)
 	if err != nil {
 		fmt.Fprintf(stderr, "lanleader resign: %v\n", err)
 		return 1
@@ -124,13 +139,21 @@ type resignAnswer struct {
 	Error    string `json:"error"`
 }
 
-func postResign(resignURL string) (resignAnswer, error) {
+func postResign(resignURL, token string) (resignAnswer, error) {
 	var ans resignAnswer
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
-	resp, err := client.Post(resignURL, "application/json", nil)
+	req, err := http.NewRequest(http.MethodPost, resignURL, nil)
+	if err != nil {
+		return ans, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
