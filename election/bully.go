@@ -94,7 +94,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 		// the election ends here, under a fresh term everyone accepts.
 		if term < b.term {
 			b.send(from.ID, wire.TypeAnswer)
-			b.send(from.ID, wire.TypeCoordinator)
+			b.tellLeader(from.ID)
 		} else {
 			b.becomeLeader()
 			b.send(from.ID, wire.TypeAnswer)

@@ -72,6 +72,50 @@ type Config struct {
 	// (bench/complexity); every node of a cluster must use the same.
 	// Bully ignores it.
 	RingOrder RingOrder
+
+	// Quorum is the expected cluster size N for split-brain safety
+	// (quorum.go). 0, the default, is the textbook: a leader on each side
+	// of a partition, and a paused leader that wakes up believing it
+	// leads. With N > 0 a node leads only while a majority of N (itself
+	// included) acknowledges its heartbeats within Lease; followers put
+	// off elections until the lease they last supported has surely run
+	// out; every algorithm. Every node of a cluster must use the same N.
+	// A node that restarts waits Lease+LeaseMargin before it supports
+	// anyone, which keeps leases apart; its votes survive only through
+	// InitialTerm.
+	Quorum int
+	// Lease (quorum mode) is how long after sending a heartbeat the
+	// leader may lead on the acknowledgements of it. Default SuspectAfter
+	// (300ms): two heartbeats may be lost without losing the lease. A
+	// crashed leader is replaced about Lease+LeaseMargin after the last
+	// acknowledgement, instead of SuspectAfter after the last heartbeat.
+	Lease time.Duration
+	// LeaseMargin (quorum mode) is added to Lease on the followers' side
+	// (the guard: no support for another leader, no election, until
+	// Lease+LeaseMargin after the last acknowledgement). It covers the
+	// clock-rate drift between hosts, at least MinLeaseMargin(Lease)
+	// (500 ppm, MaxClockDrift), and the time the driver takes to stop the
+	// job after the leader steps down. Default Lease/10 (30ms).
+	LeaseMargin time.Duration
+	// ClaimWait (quorum mode) is how long a claimant waits for a majority
+	// before it gives up and elects again under a fresh term. Default
+	// Lease+LeaseMargin+2×HeartbeatInterval: the guards of the others
+	// run out, then a heartbeat and its acknowledgements.
+	ClaimWait time.Duration
+	// InitialTerm (quorum mode) is the highest term this node may have
+	// voted in before it started: the last Status().VotedTerm of its
+	// previous run, which the driver keeps on stable storage (written
+	// before it carries out the actions of the Step that raised it). The
+	// node votes only in later terms and claims only later ones, so a
+	// restart cannot give one term to two leaders. 0 (nothing kept) is
+	// safe for the leases but not for the terms: a node that restarts may
+	// then vote again in a term it voted in before.
+	InitialTerm uint64
+	// UnsafeSkipWakeCheck breaks the lease on purpose: a leader that
+	// wakes up after a pause does not check its lease before handling
+	// what came in meanwhile. It exists for the simulator's proof that its
+	// checker catches the overlap that follows. Never set it otherwise.
+	UnsafeSkipWakeCheck bool
 }
 
 // RingOrder is an order of the logical ring.
@@ -127,6 +171,17 @@ func (c *Config) fill() {
 	}
 	// A resigned node never takes leadership back before PreemptDelay.
 	c.ResignHoldoff = max(c.ResignHoldoff, c.PreemptDelay)
+	if c.Quorum > 0 {
+		if c.Lease == 0 {
+			c.Lease = c.SuspectAfter
+		}
+		if c.LeaseMargin == 0 {
+			c.LeaseMargin = max(c.Lease/10, MinLeaseMargin(c.Lease))
+		}
+		if c.ClaimWait == 0 {
+			c.ClaimWait = c.Lease + c.LeaseMargin + 2*c.HeartbeatInterval
+		}
+	}
 }
 
 // Validate checks each field and how they relate. It names the field at
@@ -165,6 +220,21 @@ func (c Config) Validate() error {
 	}
 	if c.CoordinatorTimeout > 0 && c.CoordinatorTimeout < c.AnswerTimeout {
 		errs = append(errs, fmt.Errorf("coordinator timeout (%v): must be at least the answer timeout (%v), the answering node needs that long to win", c.CoordinatorTimeout, c.AnswerTimeout))
+	}
+	if c.Quorum < 0 {
+		errs = append(errs, fmt.Errorf("quorum: must not be negative, got %d", c.Quorum))
+	}
+	if c.Quorum > 0 {
+		pos("lease", c.Lease)
+		if c.Lease > 0 && c.HeartbeatInterval > 0 && c.Lease <= c.HeartbeatInterval {
+			errs = append(errs, fmt.Errorf("lease (%v): must be longer than the heartbeat interval (%v), or no heartbeat renews it in time", c.Lease, c.HeartbeatInterval))
+		}
+		if m := MinLeaseMargin(c.Lease); c.LeaseMargin < m {
+			errs = append(errs, fmt.Errorf("lease margin (%v): must be at least %v for a lease of %v (clock drift up to %v ppm)", c.LeaseMargin, m, c.Lease, MaxClockDrift*1e6))
+		}
+		if c.ClaimWait <= c.Lease+c.LeaseMargin {
+			errs = append(errs, fmt.Errorf("claim wait (%v): must be longer than lease plus lease margin (%v), the others' guards", c.ClaimWait, c.Lease+c.LeaseMargin))
+		}
 	}
 	return errors.Join(errs...)
 }

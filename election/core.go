@@ -125,6 +125,9 @@ type core struct {
 	reportedLeader NodeID
 	reportedTerm   uint64
 
+	// q is the quorum mode's state (quorum.go); unused when cfg.Quorum is 0.
+	q quorum
+
 	now  time.Duration
 	acts []Action
 }
@@ -149,6 +152,9 @@ func (c *core) init(cfg Config, e elector) error {
 		members:  make(map[NodeID]Key),
 		excluded: make(map[NodeID]exclusion),
 	}
+	if cfg.Quorum > 0 {
+		c.maxSeen, c.q.votedTerm = cfg.InitialTerm, cfg.InitialTerm
+	}
 	return nil
 }
 
@@ -160,6 +166,18 @@ func (c *core) Status() Status {
 	st := Status{Self: c.self, State: c.state, Term: c.term, Leader: c.leader}
 	if c.leader != 0 {
 		st.LeaderKey = c.termLeaderKey
+	}
+	if c.quorumOn() {
+		st.VotedTerm = c.q.votedTerm
+		switch {
+		case c.state == StateLeader && c.q.confirmed:
+			st.Term, st.LeaseUntil = c.q.leaseTerm, c.q.leaseEnd
+		case c.state == StateLeader:
+			// A claim no majority has acknowledged yet.
+			st.State, st.Leader, st.LeaderKey = StateCandidate, 0, Key{}
+		case c.leader != 0 && c.visibleLeader(c.leader, c.term) == 0:
+			st.Leader, st.LeaderKey = 0, Key{}
+		}
 	}
 	return st
 }
@@ -180,6 +198,9 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 	c.acts = c.acts[:0]
 	if now > c.now {
 		c.now = now
+	}
+	if c.quorumOn() {
+		c.checkLease()
 	}
 	switch ev.Kind {
 	case EvStart:
@@ -221,6 +242,9 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 func (c *core) start() {
 	c.started = c.now
 	c.settleUntil = c.now + c.cfg.StartupWait
+	if c.quorumOn() {
+		c.q.bootGuard = c.now + c.guardWait()
+	}
 	c.setState(StateStarting)
 	c.setTimer(TimerStartup, c.now+c.cfg.StartupWait)
 	if c.cfg.Preempt && c.cfg.PreemptDelay > 0 {
@@ -238,7 +262,11 @@ func (c *core) onTimer(t TimerKind) {
 		c.e.onTimer(t)
 	case TimerHeartbeat:
 		if c.state == StateLeader {
-			c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
+			if c.quorumOn() {
+				c.heartbeat()
+			} else {
+				c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
+			}
 			c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
 		}
 	case TimerSuspect:
@@ -251,6 +279,8 @@ func (c *core) onTimer(t TimerKind) {
 		}
 	case TimerPreempt, TimerHoldoff:
 		c.reconsider()
+	case TimerLease:
+		c.onLeaseTimer()
 	}
 }
 
@@ -279,7 +309,12 @@ func (c *core) onMessage(m *wire.Message) {
 		c.maxSeen = m.Term
 	}
 	k := Key{Priority: m.Priority, ID: m.From}
-	if old, ok := c.members[k.ID]; ok && old != k {
+	// (A HEARTBEAT_ACK does not teach keys: quorum-mode followers send
+	// one for every claim, and a follower that wakes from a pause acks its
+	// backlog under the key it had before a change it has yet to handle;
+	// the leader would keep that stale key, as it hears nothing else from
+	// a node that now runs for election on the ring.)
+	if old, ok := c.members[k.ID]; ok && old != k && m.Type != wire.TypeHeartbeatAck {
 		c.members[k.ID] = k
 		c.e.membersChanged()
 	}
@@ -298,7 +333,23 @@ func (c *core) onMessage(m *wire.Message) {
 	}
 	switch m.Type {
 	case wire.TypeCoordinator, wire.TypeHeartbeat:
+		// Quorum mode counts the claims of the leadership followed (a
+		// HEARTBEAT shows it holds a lease, before it is followed).
+		counted := c.quorumOn() && c.accepts(k, m.Term)
+		if counted {
+			c.countClaim(m)
+		}
 		c.onClaim(k, m.Term)
+		if c.quorumOn() && c.leader == k.ID && c.term == m.Term {
+			if !counted {
+				c.countClaim(m)
+			}
+			c.afterClaim(k, m.Term)
+		}
+	case wire.TypeHeartbeatAck:
+		if c.quorumOn() {
+			c.onAck(m)
+		}
 	case wire.TypeResign:
 		c.onResign(k, m.Term)
 	default:
@@ -323,7 +374,7 @@ func (c *core) onClaim(from Key, term uint64) {
 	if !c.accepts(from, term) {
 		if c.state == StateLeader {
 			// A stale or smaller leader: tell it who leads now.
-			c.send(from.ID, wire.TypeCoordinator)
+			c.tellLeader(from.ID)
 		}
 		return
 	}
@@ -407,7 +458,11 @@ func (c *core) onSetPriority(p uint16) {
 		c.termLeaderKey = c.self
 		// Tell everyone now rather than at the next heartbeat, so that a
 		// larger node can take over at once.
-		c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
+		if c.quorumOn() {
+			c.claim()
+		} else {
+			c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
+		}
 		return
 	}
 	c.maybePreempt()
@@ -448,6 +503,16 @@ func (c *core) startElection() {
 	if c.holding() || c.conflict {
 		return
 	}
+	if c.quorumOn() && c.state != StateCandidate && c.now < c.q.guardUntil {
+		// Quorum mode: the lease of the leader this node last
+		// acknowledged may still run; elect once it surely has not, and
+		// support it no more meanwhile.
+		c.cancelTimer(TimerStartup)
+		c.q.pending = true
+		c.setTimer(TimerLease, c.q.guardUntil)
+		return
+	}
+	c.q.pending = false
 	c.cancelTimer(TimerStartup)
 	c.e.elect()
 }
@@ -461,6 +526,7 @@ func (c *core) becomeLeader() { c.lead(max(c.term, c.maxSeen)+1, true) }
 // COORDINATOR to all (one multicast); otherwise the election announces
 // the result its own way (the ring family: around the ring).
 func (c *core) lead(term uint64, announce bool) {
+	wasLeader := c.state == StateLeader
 	c.term = term
 	c.maxSeen = max(c.maxSeen, term)
 	c.termLeader, c.termLeaderKey = c.self.ID, c.self
@@ -470,6 +536,13 @@ func (c *core) lead(term uint64, announce bool) {
 	c.cancelTimer(TimerSuspect)
 	c.det.Reset()
 	c.setState(StateLeader)
+	if c.quorumOn() {
+		// Quorum mode: a claim, which leads once a majority acknowledges
+		// it (quorum.go); always announced to all, for their votes.
+		c.quorumClaim(wasLeader)
+		c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
+		return
+	}
 	if announce {
 		c.broadcast(wire.TypeCoordinator, ScopeAll, len(c.members))
 	}
@@ -481,9 +554,18 @@ func (c *core) lead(term uint64, announce bool) {
 func (c *core) follow(k Key, term uint64) {
 	// A leadership the driver has not been told of is reported; a return
 	// to following after an election that changed nothing is not.
-	changed := c.reportedLeader != k.ID || c.reportedTerm != term
+	vis := c.visibleLeader(k.ID, term)
+	changed := c.reportedLeader != vis || c.reportedTerm != term
+	if c.leader != k.ID {
+		// Another leader (or the old one back after a suspicion): an
+		// election put off for the guard is no longer wanted.
+		c.q.pending = false
+	}
 	if c.state == StateLeader {
 		c.cancelTimer(TimerHeartbeat)
+		if c.quorumOn() {
+			c.cancelTimer(TimerLease)
+		}
 	}
 	c.term = term
 	c.termLeader, c.termLeaderKey = k.ID, k
@@ -493,7 +575,7 @@ func (c *core) follow(k Key, term uint64) {
 	c.setState(StateFollower)
 	if changed {
 		c.det.Reset()
-		c.emit(Action{Kind: ActFollow, Leader: k.ID, Term: term})
+		c.emit(Action{Kind: ActFollow, Leader: vis, Term: term})
 	}
 	c.observeLeader()
 }
@@ -592,6 +674,9 @@ func (c *core) setState(s State) {
 		s = StateConflict
 	}
 	c.state = s
+	if s != StateLeader {
+		c.q.confirmed = false
+	}
 	if s != StateCandidate {
 		c.e.left()
 	}

@@ -30,6 +30,14 @@
 // changroberts.go, hirschberg.go), whose comment numbers the steps of its
 // textbook description and says what a LAN made us add.
 //
+// Quorum mode (Config.Quorum, quorum.go) adds split-brain safety to every
+// algorithm through the core: a node leads only with the acknowledgements
+// of a majority of the expected cluster size, under a lease that its
+// followers' promises outlast by a margin for clock drift (MaxClockDrift,
+// 500 ppm); a leader steps down when its lease runs out, checks it first
+// thing on every step (a wake-up after a pause), and the term is the
+// fencing token. Quorum 0 is the textbook, unchanged.
+//
 // What this package must not do: read a clock, open a socket, start a
 // goroutine, log, or draw randomness that is not passed in. A machine is not
 // safe for concurrent use; its driver is its only caller.

@@ -24,6 +24,9 @@ func FuzzStep(f *testing.F) {
 		if len(data)%3 == 0 {
 			cfg.PreemptDelay = 150 * time.Millisecond
 		}
+		if len(data)%5 == 0 {
+			cfg.Quorum = 5
+		}
 		b, err := NewBully(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -44,6 +47,7 @@ func FuzzStep(f *testing.F) {
 					Type: types[int(op/9)%len(types)], From: from,
 					Priority: []uint16{100, 50, 150}[int(arg/5)%3],
 					Term:     terms[int(op/3)%len(terms)] + uint64(arg%3),
+					Seq:      uint32(i / 4), AckSeq: uint32(arg % 7),
 				}}
 			case 3:
 				ev = Event{Kind: EvTimer, Timer: TimerKind(arg % uint8(numTimers+1))}
@@ -76,7 +80,10 @@ func FuzzStep(f *testing.F) {
 			if st.State == StateLeader && !b.armed[TimerHeartbeat] {
 				t.Fatalf("step %d: a leader with no heartbeat timer", i/2)
 			}
-			if st.State == StateCandidate && !b.armed[TimerAnswer] && !b.armed[TimerCoordinator] {
+			if cfg.Quorum > 0 && st.State == StateLeader && now >= st.LeaseUntil {
+				t.Fatalf("step %d: leads at %v with a lease until %v", i/2, now, st.LeaseUntil)
+			}
+			if st.State == StateCandidate && !b.armed[TimerAnswer] && !b.armed[TimerCoordinator] && !(cfg.Quorum > 0 && b.armed[TimerLease]) {
 				t.Fatalf("step %d: a candidate waiting for nothing (phase %d)", i/2, b.phase)
 			}
 			for _, a := range acts {

@@ -276,6 +276,7 @@ type traceNode struct {
 	up    bool
 	armed [numTimers]bool
 	at    [numTimers]time.Duration
+	seq   uint32 // the sequence number of its last packet, as a driver stamps it
 }
 
 type envelope struct {
@@ -373,6 +374,12 @@ func (w *traceNet) cmdNodes(args []string) error {
 			if !slices.Contains(Algorithms, w.alg) {
 				return fmt.Errorf("unknown algorithm %q", w.alg)
 			}
+		case strings.HasPrefix(a, "quorum="):
+			q, err := strconv.Atoi(strings.TrimPrefix(a, "quorum="))
+			if err != nil || q <= 0 {
+				return fmt.Errorf("bad quorum in %q", a)
+			}
+			w.opts = append(w.opts, func(c *Config) { c.Quorum = q })
 		case strings.HasPrefix(a, "preempt-delay="):
 			d, err := time.ParseDuration(strings.TrimPrefix(a, "preempt-delay="))
 			if err != nil {
@@ -588,6 +595,8 @@ func (w *traceNet) step(n *traceNode, ev Event) {
 		}
 		switch a.Kind {
 		case ActSend:
+			n.seq++
+			a.Msg.Seq = n.seq
 			lost := ""
 			if to := w.nodes[a.To]; to == nil || !w.reaches(n.key.ID, a.To) {
 				lost = " (lost)"
@@ -596,6 +605,8 @@ func (w *traceNet) step(n *traceNode, ev Event) {
 			}
 			w.logf("%d -> %d %v term=%d%s%s%s", n.key.ID, a.To, a.Msg.Type, a.Msg.Term, msgBody(&a.Msg), prio, lost)
 		case ActBroadcast:
+			n.seq++
+			a.Msg.Seq = n.seq
 			w.logf("%d -> all %v scope=%v count=%d term=%d%s", n.key.ID, a.Msg.Type, a.Scope, a.Count, a.Msg.Term, prio)
 			for _, id := range w.order {
 				if id != n.key.ID && w.reaches(n.key.ID, id) {
@@ -685,6 +696,8 @@ func msgBody(m *wire.Message) string {
 			dir = "right"
 		}
 		return fmt.Sprintf(" cand=%d phase=%d hops=%d %s", m.CandID, m.Phase, m.Hops, dir)
+	case wire.TypeHeartbeatAck:
+		return fmt.Sprintf(" ack=%d", m.AckSeq)
 	}
 	return ""
 }

@@ -61,10 +61,11 @@ const (
 	TimerSuspect                      // follower: the detector's suspicion deadline
 	TimerPreempt                      // end of preempt_delay
 	TimerHoldoff                      // end of a resign hold-off
+	TimerLease                        // quorum mode: leader: end of its lease or claim; follower: end of its guard
 	numTimers
 )
 
-var timerNames = [...]string{"startup", "answer", "coordinator", "heartbeat", "suspect", "preempt", "holdoff"}
+var timerNames = [...]string{"startup", "answer", "coordinator", "heartbeat", "suspect", "preempt", "holdoff", "lease"}
 
 func (t TimerKind) String() string {
 	if int(t) < len(timerNames) {
@@ -184,6 +185,14 @@ type Status struct {
 	Self      Key
 	State     State
 	Term      uint64
-	Leader    NodeID // 0 while no leader is known
+	Leader    NodeID // 0 while no leader is known (quorum mode: none that holds a lease)
 	LeaderKey Key
+	// LeaseUntil (quorum mode, leader only): the lease runs out at this
+	// time of the node's monotonic clock; 0 otherwise.
+	LeaseUntil time.Duration
+	// VotedTerm (quorum mode): the last term this node voted in. The
+	// driver keeps it on stable storage, written before it carries out
+	// the actions of the Step that raised it, and passes it back as
+	// Config.InitialTerm when the node starts again.
+	VotedTerm uint64
 }

@@ -23,8 +23,18 @@ const maxViolations = 20
 //     ANSWER can make two sides pick the same next term, so DupTerms must
 //     be 0 only where the textbook's assumptions hold (reliable channels,
 //     bounded delays, no pauses); tests assert exactly that.
+//
 //  3. Terms never decrease at any node (within one incarnation: a node
 //     that crashes and restarts has lost its memory).
+//
+//  4. Quorum mode (Timing.Quorum > 0): the lease intervals of two
+//     leaderships never overlap on the global clock. A leadership's
+//     interval runs from the step at which its node reports it leads to
+//     the end of its lease (Status.LeaseUntil, read on the node's own
+//     clock, drift included, and turned into global time), extended to
+//     every later step at which the node still reports it leads, and cut
+//     short where it steps down or crashes. Two leaderships with one term
+//     are a violation too (DupTerms; the term is the fencing token).
 //
 // Invariant 2 (convergence after the last fault) is Converged.
 type Checker struct {
@@ -39,6 +49,21 @@ type Checker struct {
 	DupTerms int
 	// Leaderships counts every time a node became leader.
 	Leaderships int
+	// LeaseOverlaps counts the pairs of leaderships whose lease intervals
+	// overlap (quorum mode).
+	LeaseOverlaps int
+
+	leases []lease // quorum mode: the intervals that may still meet another
+	open   []int   // per node: its leadership's index in leases, or -1
+}
+
+// lease is one leadership's interval on the global clock.
+type lease struct {
+	node       int
+	term       uint64
+	start, end time.Duration
+	open       bool
+	reported   bool
 }
 
 type view struct {
@@ -54,7 +79,90 @@ type claim struct {
 }
 
 func newChecker(s *Sim) *Checker {
-	return &Checker{s: s, views: make([]view, len(s.nodes)), claims: make(map[uint64]claim)}
+	c := &Checker{s: s, views: make([]view, len(s.nodes)), claims: make(map[uint64]claim), open: make([]int, len(s.nodes))}
+	for i := range c.open {
+		c.open[i] = -1
+	}
+	return c
+}
+
+// nodeDown ends node i's leadership, if any, when it crashes.
+func (c *Checker) nodeDown(i int) { c.closeLease(i) }
+
+// closeLease ends node i's open leadership now, if its lease has not run
+// out before.
+func (c *Checker) closeLease(i int) {
+	if k := c.open[i]; k >= 0 {
+		l := &c.leases[k]
+		l.end, l.open = min(l.end, c.s.now), false
+		c.open[i] = -1
+	}
+}
+
+// checkLease applies invariant 4 after a step of node i.
+func (c *Checker) checkLease(i int, before, after election.Status) {
+	if after.State != election.StateLeader {
+		if before.State == election.StateLeader {
+			c.closeLease(i)
+		}
+		return
+	}
+	// The node acted as leader at this instant, and holds its lease to
+	// its end (on its clock).
+	n := c.s.nodes[i]
+	end := max(n.global(after.LeaseUntil), c.s.now+1)
+	k := c.open[i]
+	if k >= 0 && c.leases[k].term != after.Term {
+		c.closeLease(i)
+		k = -1
+	}
+	if k < 0 {
+		c.prune()
+		c.leases = append(c.leases, lease{node: i, term: after.Term, start: c.s.now, end: end, open: true})
+		k = len(c.leases) - 1
+		c.open[i] = k
+	} else if end > c.leases[k].end {
+		c.leases[k].end = end
+	} else {
+		return
+	}
+	l := &c.leases[k]
+	for j := range c.leases {
+		o := &c.leases[j]
+		if o.node == l.node || o.reported && l.reported || !(o.start < l.end && l.start < o.end) {
+			continue
+		}
+		l.reported, o.reported = true, true
+		c.LeaseOverlaps++
+		c.violate("invariant 4: leases overlap: n%d term %d [%v, %v] and n%d term %d [%v, %v]",
+			c.s.nodes[l.node].key.ID, l.term, l.start, l.end, c.s.nodes[o.node].key.ID, o.term, o.start, o.end)
+	}
+}
+
+// prune forgets the closed intervals that end before every open one
+// starts: nothing can meet them any more.
+func (c *Checker) prune() {
+	horizon := c.s.now
+	for _, k := range c.open {
+		if k >= 0 {
+			horizon = min(horizon, c.leases[k].start)
+		}
+	}
+	kept := c.leases[:0]
+	for _, l := range c.leases {
+		if l.open || l.end > horizon {
+			kept = append(kept, l)
+		}
+	}
+	c.leases = kept
+	for i := range c.open {
+		c.open[i] = -1
+	}
+	for k, l := range c.leases {
+		if l.open {
+			c.open[l.node] = k
+		}
+	}
 }
 
 func (c *Checker) violate(format string, args ...any) {
@@ -73,6 +181,9 @@ func (c *Checker) afterStep(i int, before, after election.Status) {
 	id := c.s.nodes[i].key.ID
 	if after.Term < before.Term {
 		c.violate("invariant 3: n%d term went down from %d to %d", id, before.Term, after.Term)
+	}
+	if c.s.cfg.Timing.Quorum > 0 {
+		c.checkLease(i, before, after)
 	}
 	v := &c.views[i]
 	if after.Leader != 0 && after.Leader == v.lead && after.Term == v.term {
@@ -149,6 +260,12 @@ func (s *Sim) convergence(largestWins bool) string {
 	}
 	switch {
 	case live == 0:
+		return ""
+	case s.cfg.Timing.Quorum > 0 && live < s.cfg.Timing.Quorum/2+1:
+		// Quorum mode: no majority is up, so no node may lead.
+		if leaders != 0 {
+			return fmt.Sprintf("%d leaders without a majority up", leaders)
+		}
 		return ""
 	case leaders != 1:
 		return fmt.Sprintf("%d leaders", leaders)

@@ -15,6 +15,12 @@
 // fused differently on another): a failing seed is replayed with
 // `go run ./cmd/lanleader sim [-algorithm A] -seed N -trace`.
 //
+// GenerateQuorum makes the quorum-mode twin of a schedule (election's
+// Config.Quorum, every node's clock rate off by up to 500 ppm: Config.
+// DriftPPM, and a pause of the leader longer than its lease in half of
+// them); the Checker then also checks that the lease intervals of two
+// leaderships never overlap on the global clock.
+//
 // Measure counts the messages and packets of one election (bench/msgcount
 // and bench/complexity print them next to the textbooks' counts).
 //

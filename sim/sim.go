@@ -58,6 +58,16 @@ type Config struct {
 	// Trace, when set, receives one line per event: who got what, who sent
 	// what, every change of role.
 	Trace io.Writer
+	// DriftPPM, when not 0, gives each incarnation of each node a clock
+	// rate of its own, drawn uniformly within ±DriftPPM parts per million
+	// of the global clock's (half of them at the bound), so that a machine
+	// that counts on equal clock rates shows up. The election's quorum
+	// mode assumes at most election.MaxClockDrift (500 ppm).
+	DriftPPM int
+	// Amnesia: a node restarted in quorum mode has lost its votes (its
+	// driver keeps no Status().VotedTerm on stable storage), instead of
+	// starting from the last one (Config.InitialTerm).
+	Amnesia bool
 }
 
 // event kinds of the simulator's queue.
@@ -193,6 +203,8 @@ type node struct {
 	paused  bool
 	gen     uint64 // incarnation: grows at each restart
 	offset  time.Duration
+	ppm     int64  // clock-rate error of this incarnation, parts per million
+	voted   uint64 // quorum mode: the VotedTerm kept across restarts (its stable storage)
 	seq     uint32
 	timers  [16]uint64 // generation of each timer kind
 	pending []*event   // what came due or arrived while paused, in order
@@ -338,6 +350,7 @@ func (s *Sim) Crash(i int) {
 	}
 	n.up, n.paused, n.pending, n.backlog = false, false, nil, 0
 	n.m = nil
+	s.Check.nodeDown(i)
 	s.version++
 	s.tracef("n%d crash", n.key.ID)
 	s.notifyOthers(i, false, s.cfg.MembershipDelay)
@@ -599,6 +612,9 @@ func (s *Sim) boot(i int, first bool) {
 	n := s.nodes[i]
 	cfg := s.cfg.Timing
 	cfg.ID, cfg.Priority, cfg.Preempt = n.key.ID, n.key.Priority, n.preempt
+	if !s.cfg.Amnesia {
+		cfg.InitialTerm = n.voted
+	}
 	if s.cfg.Algorithm != "" {
 		cfg.Algorithm = s.cfg.Algorithm
 	}
@@ -616,6 +632,16 @@ func (s *Sim) boot(i int, first bool) {
 	// Each incarnation's monotonic clock has its own origin, so that a
 	// machine comparing times across nodes would show up.
 	n.offset = time.Duration(s.rng.Int64N(int64(time.Hour)))
+	n.ppm = 0
+	if d := int64(s.cfg.DriftPPM); d > 0 {
+		n.ppm = s.rng.Int64N(2*d+1) - d
+		if s.rng.IntN(2) == 0 {
+			n.ppm = d
+			if s.rng.IntN(2) == 0 {
+				n.ppm = -d
+			}
+		}
+	}
 	s.Check.nodeUp(i)
 	for j, o := range s.nodes {
 		if j != i && (first || o.up) {
@@ -638,7 +664,7 @@ func (s *Sim) notifyOthers(i int, up bool, delay time.Duration) {
 
 // step feeds one event to node n's machine and carries out its actions.
 func (s *Sim) step(n *node, ev election.Event) {
-	local := n.offset + s.now
+	local := n.local(s.now)
 	before := n.m.Status()
 	acts := n.m.Step(local, ev)
 	for i := range acts {
@@ -702,7 +728,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 			}
 		case election.ActSetTimer:
 			n.timers[a.Timer]++
-			s.push(&event{at: max(a.At-n.offset, s.now), kind: evTimer, node: n.idx, gen: n.gen, timer: a.Timer, timerGen: n.timers[a.Timer]})
+			s.push(&event{at: max(n.global(a.At), s.now), kind: evTimer, node: n.idx, gen: n.gen, timer: a.Timer, timerGen: n.timers[a.Timer]})
 		case election.ActCancelTimer:
 			n.timers[a.Timer]++
 		case election.ActBecomeLeader:
@@ -716,10 +742,33 @@ func (s *Sim) step(n *node, ev election.Event) {
 		}
 	}
 	after := n.m.Status()
+	n.voted = max(n.voted, after.VotedTerm)
 	if after != before {
 		s.version++
 	}
 	s.Check.afterStep(n.idx, before, after)
+}
+
+// local is node n's monotonic clock at global time g: its origin, and its
+// rate off by n.ppm.
+func (n *node) local(g time.Duration) time.Duration {
+	return n.offset + g + time.Duration(int64(g)*n.ppm/1_000_000)
+}
+
+// global is the first global time at which node n's clock reads local or
+// more.
+func (n *node) global(local time.Duration) time.Duration {
+	if n.ppm == 0 {
+		return local - n.offset
+	}
+	g := time.Duration(int64(local-n.offset) * 1_000_000 / (1_000_000 + n.ppm))
+	for n.local(g) < local {
+		g++
+	}
+	for n.local(g-1) >= local {
+		g--
+	}
+	return g
 }
 
 // transmit sends one copy of m from n to node j through the network: as

@@ -1,0 +1,353 @@
+package election
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lanleader/lanleader/wire"
+)
+
+// Quorum mode (Config.Quorum = N > 0): split-brain safety for every
+// algorithm, on top of the election. The election still decides who
+// claims (bully: the largest live key), and the core still judges claims
+// by term and key; quorum mode adds votes and leases, in the manner of
+// Raft's votes and leader leases, so that a job run on the leader never
+// runs on two nodes at once:
+//
+//  1. A claim is a vote request. A node that follows a claim of (term,
+//     leader) acknowledges it with HEARTBEAT_ACK, unicast to the leader,
+//     and so votes for it: it acknowledges at most one leader per term.
+//  2. An acknowledgement is a promise. A node that acknowledged leader X
+//     at its local time r acknowledges no other leader, does not vote for
+//     itself and starts no election before r + Lease + LeaseMargin (the
+//     guard). A node that has just started keeps the same guard from its
+//     start (it may have promised before a crash).
+//  3. A claimant leads (ActBecomeLeader, State leader) only once a
+//     majority of N — itself included, its own guard over — acknowledged
+//     its term. Until then it is a candidate and claims again with
+//     COORDINATOR every heartbeat interval; after ClaimWait it gives up
+//     and runs a new election (a fresh term).
+//  4. A lease. Each acknowledgement carries the number of distinct claims
+//     of this leadership its sender has received (AckSeq, counted by
+//     packet sequence so that duplicates and reordered old packets do not
+//     count), so the leader knows the acknowledgement was made after it
+//     sent its claim number AckSeq, at its local time s. With acks from a
+//     majority (itself included) the lease runs to s + Lease, s being the
+//     latest send time that a majority acknowledged. A leader that cannot
+//     renew steps down (ActFollow, leader 0) at the end of its lease,
+//     then runs an election. Every Step checks the lease before anything
+//     else, so that a leader that wakes from a pause with its timers
+//     overdue steps down before it does anything.
+//  5. Why leases never overlap. Clock rates differ from the true rate by
+//     at most MaxClockDrift (500 ppm). A lease ends, in true time, at most
+//     Lease/(1-ρ) after the true send time of its claim; the guard of a
+//     node that acknowledged that claim (after receiving it) ends at least
+//     (Lease+LeaseMargin)/(1+ρ) after it. LeaseMargin ≥ Lease·2ρ/(1-ρ)
+//     (MinLeaseMargin) makes every guard outlast the lease it supports. A
+//     new leader needs a majority, which holds a node of the old lease's
+//     majority, which supports nobody else before its guard is over.
+//  6. The term is the fencing token: leaderships need a majority of votes
+//     for their term, so two nodes never lead with one term, as long as a
+//     node's votes survive a restart (Status.VotedTerm kept by the driver
+//     and given back as Config.InitialTerm). A leader that loses its lease
+//     and claims again takes a fresh term.
+//
+// Followers report a leader (Status.Leader, ActFollow) only once it holds
+// a lease: a confirmed leader sends HEARTBEAT, a claimant COORDINATOR. The
+// minority side of a partition therefore shows no leader: a candidate
+// whose claim no majority acknowledges, and followers with leader 0.
+
+// MaxClockDrift is the clock-rate error this package assumes between any
+// node's monotonic clock and true time: 500 ppm, ten times what NTP-free
+// quartz oscillators are specified for (20 to 50 ppm).
+const MaxClockDrift = 500e-6
+
+// MinLeaseMargin is the smallest LeaseMargin that keeps leases apart for
+// a lease of d under MaxClockDrift: d·2ρ/(1-ρ), rounded up to the
+// microsecond.
+func MinLeaseMargin(d time.Duration) time.Duration {
+	m := time.Duration(float64(d) * 2 * MaxClockDrift / (1 - MaxClockDrift))
+	return (m/time.Microsecond + 1) * time.Microsecond
+}
+
+// sentWindow is how many of its latest claims a leader remembers the send
+// time of; an acknowledgement of an older claim is ignored (it could only
+// give a lease that has already run out).
+const sentWindow = 64
+
+// quorum is the core's quorum-mode state.
+type quorum struct {
+	// Follower side.
+	votedTerm   uint64 // the last term this node voted in (acknowledged, or claimed itself)
+	votedFor    NodeID
+	guardLeader NodeID        // whom the guard protects (0: nobody)
+	guardUntil  time.Duration // no support for anyone else before this
+	bootGuard   time.Duration // start + Lease + LeaseMargin: promises made before a restart
+	pending     bool          // an election waits for the guard to end: no more support meanwhile
+	// The claims of one leadership (leader, term, incarnation) received:
+	// count distinct packets (by sequence), and whether one was a
+	// HEARTBEAT (the leader holds a lease).
+	cntLeader NodeID
+	cntTerm   uint64
+	cntInc    uint32
+	cntSeq    uint32
+	cnt       uint32
+	cntHB     bool
+
+	// Leader side.
+	confirmed bool          // the claim is confirmed: this node leads
+	leaseTerm uint64        // the term of the lease held
+	leaseEnd  time.Duration // the lease runs out at this local time
+	claimEnd  time.Duration // an unconfirmed claim is given up at this time
+	nSent     uint32        // claims sent under the current term
+	sent      [sentWindow]time.Duration
+	acks      map[NodeID]time.Duration // per acknowledging node: the latest send time it acknowledged
+	resynced  time.Duration            // when the leader last re-asserted to restart the counts
+	scratch   []time.Duration
+}
+
+func (c *core) quorumOn() bool { return c.cfg.Quorum > 0 }
+
+// majority is the number of nodes, this one included, that a leader needs.
+func (c *core) majority() int { return c.cfg.Quorum/2 + 1 }
+
+// guardWait is how long an acknowledgement binds its sender.
+func (c *core) guardWait() time.Duration { return c.cfg.Lease + c.cfg.LeaseMargin }
+
+// guarded reports whether this node must not support a leader other than
+// id now (id 0: anyone but the one it acknowledged).
+func (c *core) guarded(id NodeID) bool {
+	q := &c.q
+	return c.now < q.bootGuard || c.now < q.guardUntil && q.guardLeader != id
+}
+
+// checkLease is run first in every Step: a leader whose lease has run out
+// (a pause, overdue timers) steps down before it handles anything.
+func (c *core) checkLease() {
+	if c.state == StateLeader && c.q.confirmed && c.now >= c.q.leaseEnd && !c.cfg.UnsafeSkipWakeCheck {
+		c.loseLease()
+	}
+}
+
+// loseLease: the lease ran out, or a claim found no majority in time. The
+// node stops leading (the driver stops the job) and elects again, under
+// a fresh term.
+func (c *core) loseLease() {
+	c.cancelTimer(TimerHeartbeat)
+	c.cancelTimer(TimerLease)
+	c.leader = 0
+	c.setState(StateFollower)
+	if c.reportedLeader != 0 {
+		c.emit(Action{Kind: ActFollow, Term: c.term})
+	}
+	c.startElection()
+}
+
+// quorumClaim starts a claim of term (lead has set the term and the
+// state). A leader that re-asserts under a fresh term keeps its lease
+// while the new term gathers its acknowledgements.
+func (c *core) quorumClaim(wasLeader bool) {
+	q := &c.q
+	if !wasLeader || !q.confirmed {
+		q.confirmed = false
+		q.claimEnd = c.now + c.cfg.ClaimWait
+		c.setTimer(TimerLease, q.claimEnd)
+	}
+	q.votedTerm, q.votedFor = c.term, c.self.ID
+	q.nSent = 0
+	if q.acks == nil {
+		q.acks = make(map[NodeID]time.Duration)
+	}
+	clear(q.acks)
+	c.claim()
+	c.renew()
+}
+
+// claim broadcasts one numbered claim: HEARTBEAT from a leader that holds
+// a lease, COORDINATOR from a claimant.
+func (c *core) claim() {
+	q := &c.q
+	q.sent[q.nSent%sentWindow] = c.now
+	q.nSent++
+	t := wire.TypeCoordinator
+	if q.confirmed {
+		t = wire.TypeHeartbeat
+	}
+	c.broadcast(t, ScopeAll, len(c.members))
+}
+
+// tellLeader tells node to that this node leads: a unicast COORDINATOR in
+// textbook mode; in quorum mode a numbered claim to all (a unicast would
+// be counted by its receiver as a claim the others did not get).
+func (c *core) tellLeader(to NodeID) {
+	if c.quorumOn() {
+		if q := &c.q; q.nSent == 0 || q.sent[(q.nSent-1)%sentWindow] != c.now {
+			c.claim()
+		}
+		return
+	}
+	c.send(to, wire.TypeCoordinator)
+}
+
+// countClaim counts a COORDINATOR or HEARTBEAT from its leader: distinct
+// packets by sequence number, per leadership and incarnation of the
+// sender.
+func (c *core) countClaim(m *wire.Message) {
+	q := &c.q
+	if q.cntLeader != m.From || q.cntTerm != m.Term || q.cntInc != m.Incarnation {
+		q.cntLeader, q.cntTerm, q.cntInc = m.From, m.Term, m.Incarnation
+		q.cntSeq, q.cnt, q.cntHB = 0, 0, false
+	}
+	if m.Seq > q.cntSeq {
+		q.cntSeq = m.Seq
+		q.cnt++
+	}
+	if m.Type == wire.TypeHeartbeat {
+		q.cntHB = true
+	}
+}
+
+// visibleLeader is the leader a follower reports: in quorum mode only one
+// that holds a lease (it has sent a HEARTBEAT of its term).
+func (c *core) visibleLeader(id NodeID, term uint64) NodeID {
+	if !c.quorumOn() || id == c.self.ID {
+		return id
+	}
+	q := &c.q
+	if q.cntLeader == id && q.cntTerm == term && q.cntHB {
+		return id
+	}
+	return 0
+}
+
+// afterClaim runs after a COORDINATOR or HEARTBEAT from leader k: a
+// follower of it acknowledges it (and so votes and promises), unless a
+// promise to another leader stands, it voted for another in this term,
+// or it is about to take over from it.
+func (c *core) afterClaim(k Key, term uint64) {
+	if c.state != StateFollower || c.leader != k.ID || c.term != term {
+		return
+	}
+	if vis := c.visibleLeader(k.ID, term); c.reportedLeader != vis || c.reportedTerm != term {
+		c.emit(Action{Kind: ActFollow, Leader: vis, Term: term})
+	}
+	q := &c.q
+	if term < q.votedTerm || term == q.votedTerm && q.votedFor != k.ID || c.guarded(k.ID) || c.mayPreempt(k) || q.pending {
+		return
+	}
+	q.votedTerm, q.votedFor = term, k.ID
+	q.guardLeader, q.guardUntil = k.ID, c.now+c.guardWait()
+	m := c.header(wire.TypeHeartbeatAck)
+	if q.cntLeader == k.ID && q.cntTerm == term {
+		m.AckSeq = q.cnt
+	}
+	c.emit(Action{Kind: ActSend, To: k.ID, Msg: m, Count: 1})
+}
+
+// onAck: an acknowledgement of this node's claim number AckSeq.
+func (c *core) onAck(m *wire.Message) {
+	q := &c.q
+	if c.state != StateLeader || m.Term != c.term || m.AckSeq == 0 || m.AckSeq > q.nSent || q.nSent-m.AckSeq >= sentWindow {
+		return
+	}
+	s := q.sent[(m.AckSeq-1)%sentWindow]
+	if old, ok := q.acks[m.From]; !ok || s > old {
+		q.acks[m.From] = s
+		c.renew()
+	}
+}
+
+// renew confirms the claim or extends the lease when a majority supports
+// it: the lease runs to Lease after the latest send time that a majority
+// (this node included) acknowledged.
+func (c *core) renew() {
+	q := &c.q
+	if c.state != StateLeader || c.guarded(c.self.ID) {
+		return
+	}
+	need := c.majority() - 1
+	var base time.Duration
+	if need == 0 {
+		base = c.now
+	} else {
+		if len(q.acks) < need {
+			return
+		}
+		q.scratch = q.scratch[:0]
+		for _, s := range q.acks {
+			q.scratch = append(q.scratch, s)
+		}
+		slices.Sort(q.scratch)
+		base = q.scratch[len(q.scratch)-need]
+	}
+	end := base + c.cfg.Lease
+	if end <= c.now {
+		return
+	}
+	if !q.confirmed || q.leaseTerm != c.term {
+		if !q.confirmed || end > q.leaseEnd {
+			q.leaseEnd = end
+		}
+		q.confirmed, q.leaseTerm = true, c.term
+		c.emit(Action{Kind: ActBecomeLeader, Term: c.term})
+		c.setTimer(TimerLease, q.leaseEnd)
+		// Tell the followers at once that this node leads.
+		c.claim()
+		return
+	}
+	if end > q.leaseEnd {
+		q.leaseEnd = end
+		c.setTimer(TimerLease, end)
+	}
+}
+
+// heartbeat is a quorum-mode leader's heartbeat: a numbered claim, and a
+// renewal for a cluster of one or two.
+//
+// A follower that misses a claim (loss, or a packet overtaken by a later
+// one) counts one claim fewer from then on, so its acknowledgements are
+// read as older than they are: safe, but the lease they give shrinks by
+// one interval for every claim lost. When the lease a majority gives falls
+// behind the previous heartbeat by half an interval, the leader re-asserts
+// under a fresh term (at most once a Lease), keeping its lease: every count
+// starts again from zero. Not while a later term is known (an election is
+// under way): a fresh term would beat it, and the election would start
+// over.
+func (c *core) heartbeat() {
+	q := &c.q
+	if q.confirmed && q.leaseTerm == c.term && c.maxSeen == c.term && c.now-q.resynced >= c.cfg.Lease &&
+		q.leaseEnd < c.now+c.cfg.Lease-c.cfg.HeartbeatInterval*3/2 {
+		q.resynced = c.now
+		c.becomeLeader()
+		return
+	}
+	c.claim()
+	c.renew()
+}
+
+// onLeaseTimer: a leader's lease or claim has run out, or a follower's
+// guard is over and the election it put off may run.
+func (c *core) onLeaseTimer() {
+	q := &c.q
+	if c.state == StateLeader {
+		switch {
+		case q.confirmed && c.now >= q.leaseEnd:
+			c.loseLease()
+		case q.confirmed:
+			c.setTimer(TimerLease, q.leaseEnd)
+		case c.now >= q.claimEnd:
+			c.loseLease()
+		default:
+			c.setTimer(TimerLease, q.claimEnd)
+		}
+		return
+	}
+	if c.holding() || c.conflict || c.state == StateCandidate {
+		return
+	}
+	if c.leader == 0 || q.pending {
+		c.startElection()
+		return
+	}
+	c.maybePreempt()
+}

@@ -1,0 +1,236 @@
+package election
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/wire"
+)
+
+// One test per claim of quorum mode (quorum.go), with the defaults: lease
+// 300ms, margin 30ms (a guard of 330ms), claims given up after 530ms.
+
+func quorumOf(n int) func(*Config) { return func(c *Config) { c.Quorum = n } }
+
+// qclaim is a numbered claim (COORDINATOR or HEARTBEAT) from leader with
+// term, as its driver stamps it with sequence number seq.
+func qclaim(typ wire.Type, from NodeID, term uint64, seq uint32) Event {
+	ev := claim(typ, key(from), term)
+	ev.Msg.Seq = seq
+	return ev
+}
+
+// ack is an acknowledgement from a follower of the leader's claim number n.
+func ack(from NodeID, term uint64, n uint32) Event {
+	ev := claim(wire.TypeHeartbeatAck, key(from), term)
+	ev.Msg.AckSeq = n
+	return ev
+}
+
+func has(acts []Action, want string) bool {
+	return slices.Contains(actStrings(acts), want)
+}
+
+func hasKind(acts []Action, k ActionKind) bool {
+	return slices.ContainsFunc(acts, func(a Action) bool { return a.Kind == k })
+}
+
+// Claim 3: a claimant leads only once a majority of N, itself included,
+// has acknowledged its term, and not before its own guard after a start
+// is over. Until then it is a candidate, with no leader.
+func TestQuorumLeadsOnlyWithAMajority(t *testing.T) {
+	n := started(t, key(5), keys(1, 2, 3, 4), quorumOf(5))
+	acts := n.step(tStartup, fire(TimerStartup))
+	if !has(acts, "broadcast COORDINATOR to all (4) term=1") || hasKind(acts, ActBecomeLeader) {
+		t.Fatalf("claim: %q", actStrings(acts))
+	}
+	n.is(StateCandidate, 1, noLeader)
+	// Two acknowledgements make a majority (3 of 5), but 5 started 310ms
+	// ago: it may have promised something before a restart.
+	n.step(310*ms, ack(4, 1, 1))
+	if acts := n.step(320*ms, ack(3, 1, 1)); hasKind(acts, ActBecomeLeader) {
+		t.Fatalf("led within its own guard: %q", actStrings(acts))
+	}
+	// At its next heartbeat its guard is over: the majority confirms it,
+	// with a lease of 300ms from the claim they acknowledged (300ms).
+	acts = n.step(400*ms, fire(TimerHeartbeat))
+	if !has(acts, "become-leader term=1") {
+		t.Fatalf("no leadership with a majority: %q", actStrings(acts))
+	}
+	if st := n.b.Status(); st.State != StateLeader || st.LeaseUntil != 600*ms {
+		t.Fatalf("status %+v, want leader with a lease until 600ms", st)
+	}
+	// Acknowledgements of a later claim renew the lease from that claim
+	// (claim 3 was the HEARTBEAT at 400ms): one is not a majority, two are.
+	n.step(401*ms, ack(4, 1, 3))
+	if st := n.b.Status(); st.LeaseUntil != 600*ms {
+		t.Fatalf("renewed by one of four: lease until %v", st.LeaseUntil)
+	}
+	n.step(402*ms, ack(3, 1, 3))
+	if st := n.b.Status(); st.LeaseUntil != 700*ms {
+		t.Fatalf("lease until %v, want 700ms", st.LeaseUntil)
+	}
+}
+
+// Claims 1 and 6: an acknowledgement is a vote; a node votes for one
+// leader per term, so two nodes never lead with one term.
+func TestQuorumOneVotePerTerm(t *testing.T) {
+	n := started(t, key(1), keys(2, 3, 4), quorumOf(4))
+	acts := n.step(400*ms, qclaim(wire.TypeCoordinator, 3, 1, 1))
+	if !has(acts, "send HEARTBEAT_ACK to 3 term=1") {
+		t.Fatalf("no vote for 3: %q", actStrings(acts))
+	}
+	// 4, larger, claims the same term: 1 follows it (the textbook rule)
+	// but does not vote a second time in term 1.
+	acts = n.step(410*ms, qclaim(wire.TypeCoordinator, 4, 1, 1))
+	if hasKind(acts, ActSend) {
+		t.Fatalf("voted twice in term 1: %q", actStrings(acts))
+	}
+	if st := n.b.Status(); st.Leader != noLeader {
+		t.Fatalf("shows leader %d, which holds no lease", st.Leader)
+	}
+}
+
+// Claim 2: an acknowledgement is a promise: no support for another leader
+// before Lease+LeaseMargin (330ms) after it.
+func TestQuorumGuardKeepsSupportFromOthers(t *testing.T) {
+	n := started(t, key(1), keys(2, 3, 4), quorumOf(4))
+	n.step(400*ms, qclaim(wire.TypeHeartbeat, 3, 1, 1))
+	// 4 claims a later term at 500ms: followed, not supported.
+	if acts := n.step(500*ms, qclaim(wire.TypeCoordinator, 4, 2, 1)); hasKind(acts, ActSend) {
+		t.Fatalf("supported 4 within the guard given to 3: %q", actStrings(acts))
+	}
+	if acts := n.step(729*ms, qclaim(wire.TypeCoordinator, 4, 2, 2)); hasKind(acts, ActSend) {
+		t.Fatalf("supported 4 at 729ms, the guard ends at 730ms: %q", actStrings(acts))
+	}
+	if acts := n.step(730*ms, qclaim(wire.TypeCoordinator, 4, 2, 3)); !has(acts, "send HEARTBEAT_ACK to 4 term=2") {
+		t.Fatalf("no support for 4 once the guard is over: %q", actStrings(acts))
+	}
+}
+
+// Claim 2: a follower that suspects its leader elects only once the lease
+// it supported has surely run out.
+func TestQuorumFollowerPutsOffItsElection(t *testing.T) {
+	n := started(t, key(1), keys(2, 3), quorumOf(3))
+	n.step(400*ms, qclaim(wire.TypeHeartbeat, 3, 1, 1)) // acknowledged: guard until 730ms
+	acts := n.step(700*ms, fire(TimerSuspect))
+	if has(acts, "broadcast ELECTION to larger (2) term=1") || !has(acts, "set-timer lease at 730ms") {
+		t.Fatalf("suspicion at 700ms: %q", actStrings(acts))
+	}
+	if acts := n.step(730*ms, fire(TimerLease)); !has(acts, "broadcast ELECTION to larger (1) term=1") {
+		t.Fatalf("no election once the guard is over: %q", actStrings(acts))
+	}
+}
+
+// leaseHolder drives 3 of 3 to a confirmed leadership with a lease until
+// 700ms (its claim at 400ms acknowledged by 1).
+func leaseHolder(t *testing.T, opts ...func(*Config)) tnode {
+	t.Helper()
+	n := started(t, key(3), keys(1, 2), append([]func(*Config){quorumOf(3)}, opts...)...)
+	n.step(tStartup, fire(TimerStartup))
+	n.step(400*ms, fire(TimerHeartbeat))
+	if acts := n.step(401*ms, ack(1, 1, 2)); !has(acts, "become-leader term=1") {
+		t.Fatalf("not confirmed: %q", actStrings(acts))
+	}
+	if st := n.b.Status(); st.LeaseUntil != 700*ms {
+		t.Fatalf("lease until %v, want 700ms", st.LeaseUntil)
+	}
+	return n
+}
+
+// Claim 4: a leader that cannot renew steps down at the end of its lease
+// (the driver stops the job), then elects again under a fresh term.
+func TestQuorumLeaderStepsDownWhenTheLeaseRunsOut(t *testing.T) {
+	n := leaseHolder(t)
+	for _, at := range []time.Duration{500 * ms, 600 * ms} {
+		n.step(at, fire(TimerHeartbeat))
+	}
+	// (At 600ms the lease is two heartbeats behind: the leader re-asserts
+	// under term 2, keeping its lease, to restart the counts.)
+	acts := n.step(700*ms, fire(TimerLease))
+	got := actStrings(acts)
+	if len(got) < 3 || got[0] != "cancel-timer heartbeat" || got[2] != fmtFollow(noLeader, 2) || !has(acts, "broadcast COORDINATOR to all (2) term=3") {
+		t.Fatalf("at the end of the lease: %q", got)
+	}
+	n.is(StateCandidate, 3, noLeader)
+}
+
+// Claim 4: a leader that wakes up after a pause checks its lease before
+// it does anything: the first action of its first step is the step-down.
+// With UnsafeSkipWakeCheck it acts on the stale lease first.
+func TestQuorumLeaderChecksItsLeaseOnWake(t *testing.T) {
+	n := leaseHolder(t)
+	acts := n.step(1500*ms, ack(1, 1, 2)) // a packet that waited in its socket
+	if len(acts) == 0 || acts[0].Kind != ActCancelTimer || !has(acts, fmtFollow(noLeader, 1)) {
+		t.Fatalf("on wake: %q", actStrings(acts))
+	}
+	broken := leaseHolder(t, func(c *Config) { c.UnsafeSkipWakeCheck = true })
+	acts = broken.step(1500*ms, fire(TimerHeartbeat))
+	if hasKind(acts, ActFollow) || len(acts) == 0 || acts[0].Kind != ActBroadcast || acts[0].Msg.Type != wire.TypeHeartbeat {
+		t.Fatalf("broken variant on wake: %q", actStrings(acts))
+	}
+}
+
+// Claim 4: the count of claims makes a duplicate or a claim overtaken by
+// a later one count for nothing, so an acknowledgement is never read as
+// more recent than it is.
+func TestQuorumAcknowledgementCountsDistinctClaims(t *testing.T) {
+	n := started(t, key(1), keys(2, 3), quorumOf(3))
+	for _, c := range []struct {
+		seq  uint32
+		want string
+	}{{5, "ack=1"}, {5, "ack=1"}, {4, "ack=1"}, {7, "ack=2"}} {
+		acts := n.step(400*ms, qclaim(wire.TypeHeartbeat, 3, 1, c.seq))
+		if len(acts) == 0 || acts[len(acts)-1].Msg.Type != wire.TypeHeartbeatAck || "ack="+itoa(uint64(acts[len(acts)-1].Msg.AckSeq)) != c.want {
+			t.Fatalf("claim seq %d: %q, want %s", c.seq, actStrings(acts), c.want)
+		}
+	}
+}
+
+// Followers show a leader only once it holds a lease (it sends HEARTBEAT):
+// on the minority side of a partition, the claimant is a candidate and its
+// followers have leader 0.
+func TestQuorumFollowersShowOnlyALeaseHolder(t *testing.T) {
+	n := started(t, key(1), keys(2, 3), quorumOf(3))
+	acts := n.step(400*ms, qclaim(wire.TypeCoordinator, 3, 1, 1))
+	if !has(acts, fmtFollow(noLeader, 1)) {
+		t.Fatalf("claim: %q", actStrings(acts))
+	}
+	n.is(StateFollower, 1, noLeader)
+	if acts := n.step(500*ms, qclaim(wire.TypeHeartbeat, 3, 1, 2)); !has(acts, fmtFollow(3, 1)) {
+		t.Fatalf("heartbeat: %q", actStrings(acts))
+	}
+	n.is(StateFollower, 1, 3)
+}
+
+func TestQuorumConfig(t *testing.T) {
+	c := DefaultConfig(1)
+	c.Quorum = 5
+	c = c.WithDefaults()
+	if c.Lease != 300*ms || c.LeaseMargin != 30*ms || c.ClaimWait != 530*ms {
+		t.Fatalf("defaults: lease %v margin %v claim wait %v", c.Lease, c.LeaseMargin, c.ClaimWait)
+	}
+	if got := MinLeaseMargin(300 * ms); got != 301*time.Microsecond {
+		t.Fatalf("MinLeaseMargin(300ms) = %v, want 301µs (2·500ppm/(1-500ppm))", got)
+	}
+	for _, bad := range []struct {
+		f    func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.LeaseMargin = 300 * time.Microsecond }, "lease margin"},
+		{func(c *Config) { c.Lease = c.HeartbeatInterval }, "lease (100ms): must be longer"},
+		{func(c *Config) { c.ClaimWait = c.Lease }, "claim wait"},
+		{func(c *Config) { c.Quorum = -1 }, "quorum"},
+	} {
+		b := c
+		bad.f(&b)
+		if err := b.Validate(); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("want an error about %q, got %v", bad.want, err)
+		}
+	}
+	if c.Validate() != nil {
+		t.Fatal(c.Validate())
+	}
+}
