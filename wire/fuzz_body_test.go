@@ -27,10 +27,14 @@ func bodyHeader(t Type, flags uint8, prio uint16, term uint64, seq uint32) []byt
 	return b
 }
 
-// checkDecode is the property every body target checks on one datagram.
-func checkDecode(t *testing.T, b []byte) {
+// checkDecode is the property every decode target checks on one
+// datagram: Decode leaves its input alone and fails only with one of its
+// sentinels; what it accepts re-encodes to the same bytes (the reserved
+// byte zeroed) of the size Size says, and decodes the same into a reused
+// Message. It returns the decoded message and its encoding, ok false when
+// Decode refused b.
+func checkDecode(t *testing.T, b []byte) (m Message, enc []byte, ok bool) {
 	in := bytes.Clone(b)
-	var m Message
 	err := Decode(b, &m)
 	if !bytes.Equal(b, in) {
 		t.Fatal("Decode modified its input")
@@ -38,12 +42,12 @@ func checkDecode(t *testing.T, b []byte) {
 	if err != nil {
 		for _, e := range decodeErrors {
 			if err == e {
-				return
+				return m, nil, false
 			}
 		}
 		t.Fatalf("Decode returned %#v, not one of its sentinels", err)
 	}
-	enc, err := m.Append(nil)
+	enc, err = m.Append(nil)
 	if err != nil {
 		t.Fatalf("Append(Decode(%x)): %v", b, err)
 	}
@@ -59,6 +63,7 @@ func checkDecode(t *testing.T, b []byte) {
 	if err := Decode(b, &stale); err != nil || !equalMessage(&stale, &m) {
 		t.Fatalf("Decode into a reused Message: %v, %+v; want %+v", err, stale, m)
 	}
+	return m, enc, true
 }
 
 // fuzzBody runs the body target of the types ts: seeds are the golden
