@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,32 +53,13 @@ const resignDefaultTimeout = 30 * time.Second
 
 // runResign is `lanleader resign [--http ADDR] [--timeout D]`.
 func runResign(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("resign", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	addr := fs.String("http", statusDefaultHTTP, "")
-	timeout := fs.Duration("timeout", resignDefaultTimeout, "")
+	fs := newAgentFlags("resign", resignDefaultTimeout)
 	keyFile := fs.String("key-file", "", "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, resignUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "lanleader resign: %v (see lanleader resign --help)\n", err)
-		return 2
+	statusURL, code, done := fs.parse(args, resignUsage, stdout, stderr)
+	if done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lanleader resign: unexpected argument %q (see lanleader resign --help)\n", fs.Arg(0))
-		return 2
-	}
-	if *timeout <= 0 {
-		fmt.Fprintf(stderr, "lanleader resign: --timeout %v: want a positive duration such as 30s\n", *timeout)
-		return 2
-	}
-	statusURL, err := statusURLOf(*addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "lanleader resign: --http %q: %v\n", *addr, err)
-		return 2
-	}
+	timeout := fs.timeout
 	resignURL := strings.TrimSuffix(statusURL, "/status") + "/resign"
 	token := ""
 	if *keyFile != "" {

@@ -76,34 +76,62 @@ const (
 	statusMaxBody = 4 << 20
 )
 
+// agentFlags are the flags of the commands that talk to a running agent
+// through its HTTP listener (status, resign).
+type agentFlags struct {
+	*flag.FlagSet
+	name    string
+	addr    *string
+	timeout *time.Duration
+}
+
+// newAgentFlags declares --http and --timeout (default timeout) for
+// `lanleader name`; the caller adds its own flags.
+func newAgentFlags(name string, timeout time.Duration) *agentFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return &agentFlags{FlagSet: fs, name: name,
+		addr: fs.String("http", statusDefaultHTTP, ""), timeout: fs.Duration("timeout", timeout, "")}
+}
+
+// parse parses args and returns the URL of the agent's /status. done is
+// true when the command must exit at once with code: 0 after --help
+// (usage printed), 2 for bad flags or arguments (the reason printed).
+func (f *agentFlags) parse(args []string, usage string, stdout, stderr io.Writer) (statusURL string, code int, done bool) {
+	def := f.Lookup("timeout").DefValue
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return "", 0, true
+		}
+		fmt.Fprintf(stderr, "lanleader %s: %v (see lanleader %s --help)\n", f.name, err, f.name)
+		return "", 2, true
+	}
+	if f.NArg() > 0 {
+		fmt.Fprintf(stderr, "lanleader %s: unexpected argument %q (see lanleader %s --help)\n", f.name, f.Arg(0), f.name)
+		return "", 2, true
+	}
+	if *f.timeout <= 0 {
+		fmt.Fprintf(stderr, "lanleader %s: --timeout %v: want a positive duration such as %s\n", f.name, *f.timeout, def)
+		return "", 2, true
+	}
+	statusURL, err := statusURLOf(*f.addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "lanleader %s: --http %q: %v\n", f.name, *f.addr, err)
+		return "", 2, true
+	}
+	return statusURL, 0, false
+}
+
 // runStatus is `lanleader status [--http ADDR] [--json] [--timeout D]`.
 func runStatus(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	addr := fs.String("http", statusDefaultHTTP, "")
+	fs := newAgentFlags("status", statusDefaultTimeout)
 	asJSON := fs.Bool("json", false, "")
-	timeout := fs.Duration("timeout", statusDefaultTimeout, "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, statusUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "lanleader status: %v (see lanleader status --help)\n", err)
-		return 2
+	statusURL, code, done := fs.parse(args, statusUsage, stdout, stderr)
+	if done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lanleader status: unexpected argument %q (see lanleader status --help)\n", fs.Arg(0))
-		return 2
-	}
-	if *timeout <= 0 {
-		fmt.Fprintf(stderr, "lanleader status: --timeout %v: want a positive duration such as 2s\n", *timeout)
-		return 2
-	}
-	statusURL, err := statusURLOf(*addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "lanleader status: --http %q: %v\n", *addr, err)
-		return 2
-	}
+	timeout := fs.timeout
 
 	raw, st, err := fetchStatus(statusURL, *timeout)
 	if err != nil {
