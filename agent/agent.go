@@ -92,6 +92,13 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Quorum > 0 && cfg.StateFile != "" {
+		t, err := LoadVotedTerm(cfg.StateFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.initialTerm = t
+	}
 	ec := cfg.ElectionConfig()
 	if cfg.Detector == DetectorPhi {
 		ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
@@ -115,6 +122,7 @@ func New(cfg Config) (*Agent, error) {
 		failed:   make(chan struct{}),
 	}
 	a.loop.members = make(map[string]*member)
+	a.loop.savedTerm = cfg.initialTerm
 	a.inc.Store(uint32(started.Unix()))
 	a.loop.seq = startSeq(started)
 	if a.keys != nil {
@@ -277,6 +285,15 @@ func (a *Agent) Start() (err error) {
 		"gossip", a.gossip.String(), "election", a.tr.local.String(), "transport", cfg.Transport,
 		"group", groupText, "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
 		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay)
+	if cfg.Quorum > 0 {
+		ec := a.machine.Config()
+		a.log.Info("quorum mode: this node leads only with a lease of a majority",
+			"quorum", cfg.Quorum, "majority", cfg.Quorum/2+1, "lease", ec.Lease, "lease_margin", ec.LeaseMargin,
+			"claim_wait", ec.ClaimWait, "voted_term", cfg.initialTerm, "state_file", cfg.StateFile)
+		if cfg.StateFile == "" {
+			a.log.Warn("quorum mode without --state-file: the votes of this node are lost when it restarts, so one term (the job's fencing token) could be given to two leaders, one after the other; leases still never overlap")
+		}
+	}
 	if a.httpLn != nil {
 		if ap, err := netip.ParseAddrPort(a.httpLn.Addr().String()); err == nil && !ap.Addr().IsLoopback() {
 			a.log.Warn("the HTTP listener is reachable beyond this host: /status and /metrics are readable from the network", "http", a.HTTPAddr())

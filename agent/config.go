@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
 )
 
 // Defaults of Config. Each says why it is what it is.
@@ -171,6 +172,33 @@ type Config struct {
 	// PreemptDelay: after it starts, a node waits this long before it
 	// takes over from a smaller leader. Default 0.
 	PreemptDelay time.Duration
+	// Quorum is the expected cluster size N for split-brain safety; 0,
+	// the default, is the textbook (a leader on each side of a partition).
+	// With N > 0 a node leads, and runs the job, only while a majority of
+	// N (itself included) acknowledges its heartbeats within Lease; the
+	// job is killed at the end of the lease at the latest, by its guard,
+	// even while the agent itself is stopped. Every member must use the
+	// same N. At most wire.MaxMembers.
+	Quorum int
+	// Lease (quorum mode) is how long after a heartbeat the leader leads
+	// on the acknowledgements of it. Longer than Heartbeat. Default
+	// SuspectAfter.
+	Lease time.Duration
+	// LeaseMargin (quorum mode) is how much longer than Lease the
+	// followers wait, after their last acknowledgement, before they
+	// support another leader: it covers the clock-rate drift between
+	// hosts (at least election.MinLeaseMargin(Lease), for 500 ppm) and
+	// the time a job takes to die of SIGKILL. Default Lease/10.
+	LeaseMargin time.Duration
+	// StateFile (quorum mode) is where the agent keeps the last term it
+	// voted in, written and fsynced before it acts on a vote, so that a
+	// restart never gives one term to two leaders (the term is the job's
+	// fencing token). Its directory must exist. Default none: the votes
+	// are lost with the process (a warning says so at the start).
+	StateFile string
+	// initialTerm is the voted term read from StateFile by New.
+	initialTerm uint64
+
 	// DiscoverInterval is the beacon interval while no peer is known; ten
 	// times it once peers are known. 0 means the default, 1s; negative
 	// turns beacons off. Beacons are multicast, so the unicast transport
@@ -276,6 +304,14 @@ func (c *Config) Fill() {
 	}
 	if c.Algorithm == "" {
 		c.Algorithm = election.AlgorithmBully
+	}
+	if c.Quorum > 0 {
+		if c.Lease == 0 {
+			c.Lease = c.SuspectAfter
+		}
+		if c.LeaseMargin == 0 {
+			c.LeaseMargin = max(c.Lease/10, election.MinLeaseMargin(c.Lease))
+		}
 	}
 	if c.Detector == "" {
 		c.Detector = DetectorFixed
@@ -412,6 +448,27 @@ func (c *Config) Validate() error {
 	if c.PreemptDelay < 0 {
 		bad("preempt-delay: %v must not be negative", c.PreemptDelay)
 	}
+	if c.Quorum < 0 || c.Quorum > wire.MaxMembers {
+		bad("quorum: %d out of range 0…%d", c.Quorum, wire.MaxMembers)
+	}
+	if c.Quorum > 0 {
+		if c.Lease <= c.Heartbeat {
+			bad("lease: %v must be longer than heartbeat (%v), or no heartbeat renews it in time", c.Lease, c.Heartbeat)
+		}
+		if m := election.MinLeaseMargin(c.Lease); c.LeaseMargin < m {
+			bad("lease-margin: %v is less than %v, the clock drift of %v ppm over a lease of %v", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease)
+		}
+	} else {
+		if c.Lease != 0 {
+			bad("lease: only with quorum (--quorum N)")
+		}
+		if c.LeaseMargin != 0 {
+			bad("lease-margin: only with quorum (--quorum N)")
+		}
+		if c.StateFile != "" {
+			bad("state-file: only with quorum (--quorum N)")
+		}
+	}
 	if len(c.Job) > 0 && c.Job[0] == "" {
 		bad("job: empty command name")
 	}
@@ -471,6 +528,10 @@ func (c *Config) ElectionConfig() election.Config {
 		Preempt:           c.Preempt,
 		PreemptDelay:      c.PreemptDelay,
 		Algorithm:         c.Algorithm,
+		Quorum:            c.Quorum,
+		Lease:             c.Lease,
+		LeaseMargin:       c.LeaseMargin,
+		InitialTerm:       c.initialTerm,
 	}
 	return ec.WithDefaults()
 }

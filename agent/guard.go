@@ -54,6 +54,15 @@ func guardMain(argv []string) int {
 		fmt.Fprintln(os.Stderr, "lanleader job guard: no command")
 		return 127
 	}
+	lease, err := openGuardLease()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "lanleader job guard: bad lease: %v\n", err)
+		return 126
+	}
+	if lease != nil && monoNow() >= lease.end {
+		fmt.Fprintln(os.Stderr, "lanleader job guard: the leader's lease ran out before the job started; not starting it")
+		return 125
+	}
 	sigs := make(chan os.Signal, 4)
 	// SIGTERM and SIGINT reach the guard with the rest of the group when
 	// the agent stops the job: the job gets them too, the guard waits.
@@ -107,8 +116,33 @@ func guardMain(argv []string) int {
 	if os.Getppid() == 1 {
 		sigs <- guardDeathSignal
 	}
+	// Quorum mode: the job dies with the lease (lease.go).
+	var expiry <-chan time.Time
+	var renew chan int64
+	var leaseTimer *time.Timer
+	if lease != nil {
+		renew = lease.renew
+		leaseTimer = time.NewTimer(time.Duration(lease.end - monoNow()))
+		defer leaseTimer.Stop()
+		expiry = leaseTimer.C
+	}
 	for {
 		select {
+		case end := <-renew:
+			if end > lease.end {
+				lease.end = end
+				leaseTimer.Reset(time.Duration(end - monoNow()))
+			}
+		case <-expiry:
+			if now := monoNow(); now < lease.end {
+				leaseTimer.Reset(time.Duration(lease.end - now))
+				continue
+			}
+			// The lease is over: no grace. The agent's loop stops the
+			// job as well, if it runs; it may not (a paused agent).
+			fmt.Fprintln(os.Stderr, "lanleader job guard: the leader's lease ran out: SIGKILL to the job's process group")
+			syscall.Kill(-syscall.Getpgrp(), syscall.SIGKILL)
+			return 128 + int(syscall.SIGKILL)
 		case <-done:
 			return exitStatus(cmd.ProcessState)
 		case s := <-sigs:
@@ -117,6 +151,10 @@ func guardMain(argv []string) int {
 			}
 			pg := syscall.Getpgrp()
 			syscall.Kill(-pg, syscall.SIGTERM)
+			if lease != nil {
+				// Quorum mode: never past the end of the lease.
+				grace = max(min(grace, time.Duration(lease.end-monoNow())), 0)
+			}
 			t := time.NewTimer(grace)
 			select {
 			case <-done:
@@ -177,7 +215,7 @@ func describeExit(st *os.ProcessState, err error) string {
 func environ(extra ...string) []string {
 	var env []string
 	for _, e := range os.Environ() {
-		if strings.HasPrefix(e, guardEnv+"=") || strings.HasPrefix(e, guardGraceEnv+"=") || strings.HasPrefix(e, "NOTIFY_SOCKET=") {
+		if strings.HasPrefix(e, guardEnv+"=") || strings.HasPrefix(e, guardGraceEnv+"=") || strings.HasPrefix(e, guardLeaseEnv+"=") || strings.HasPrefix(e, "NOTIFY_SOCKET=") {
 			continue
 		}
 		env = append(env, e)

@@ -95,6 +95,15 @@ type supervisor struct {
 
 	status atomic.Pointer[JobStatus]
 	pgid   atomic.Int64 // the running group, for Kill; 0 when none
+
+	// Quorum mode (lease.go): a job of generation leaseGen runs only
+	// within the leader's lease, which ends at lease (CLOCK_MONOTONIC ns,
+	// under mu); cur (under mu) is the running process, whose guard is
+	// told of renewals.
+	quorum   bool
+	lease    int64
+	leaseGen uint64
+	cur      *proc
 }
 
 func newSupervisor(a *Agent) *supervisor {
@@ -103,6 +112,7 @@ func newSupervisor(a *Agent) *supervisor {
 		a: a, argv: slices.Clone(cfg.Job), grace: cfg.JobGrace, max: cfg.JobMaxFailures, window: cfg.JobFailureWindow,
 		met: a.met, log: a.log.With("component", "job"),
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		quorum: cfg.Quorum > 0,
 	}
 	s.status.Store(&JobStatus{Command: s.argv, State: "stopped"})
 	return s
@@ -169,6 +179,8 @@ type proc struct {
 	term    uint64
 	gen     uint64
 	started time.Time
+	leaseW  *os.File      // quorum mode: renewals of the lease to the guard
+	lease   atomic.Int64  // quorum mode: the last end of the lease given to the guard
 	exited  chan struct{} // closed when the guard (the group leader) has been waited for
 	output  sync.WaitGroup
 	readers []*os.File
@@ -229,7 +241,7 @@ func (s *supervisor) run() {
 		case cur == nil && quitting:
 			publish("stopped")
 			return
-		case cur == nil && w.run && !failedSet && !now.Before(restartAt):
+		case cur == nil && w.run && !failedSet && !now.Before(restartAt) && monoNow() < s.leaseFor(w.gen):
 			if !s.claim(w) {
 				continue
 			}
@@ -300,17 +312,26 @@ func (s *supervisor) run() {
 				killAt = time.Now().Add(time.Hour)
 			}
 		case <-exited:
-			asked := stopping
+			// In quorum mode the guard kills the job when the lease runs
+			// out, before the loop may have seen it (a paused agent).
+			lapsed := !stopping && s.quorum && monoNow() >= cur.lease.Load()
+			asked := stopping || lapsed
 			ran := time.Since(cur.started)
 			lastExit = describeExit(cur.cmd.ProcessState, nil)
 			s.sweep(cur)
 			waitOutput(&cur.output, cur.readers...)
 			s.pgid.Store(0)
 			s.met.JobRunning.Set(0)
+			s.mu.Lock()
+			s.cur = nil
+			s.mu.Unlock()
+			cur.leaseW.Close()
 			pid := cur.cmd.Process.Pid
 			cur = nil
 			s.release()
-			if asked {
+			if lapsed {
+				s.log.Warn("job killed by its guard: the leader's lease ran out", "pid", pid, "status", lastExit, "ran", ran.Round(time.Millisecond))
+			} else if asked {
 				s.log.Info("job stopped", "pid", pid, "status", lastExit, "ran", ran.Round(time.Millisecond))
 			} else {
 				failures = append(failures, time.Now())
@@ -375,16 +396,45 @@ func (s *supervisor) start(w jobWant) (*proc, error) {
 		"LANLEADER_NAME="+cfg.Name)
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: guardDeathSignal}
+	var leaseR, leaseW *os.File
+	var lease int64
+	if s.quorum {
+		if leaseR, leaseW, err = os.Pipe(); err != nil {
+			outR.Close()
+			outW.Close()
+			errR.Close()
+			errW.Close()
+			return nil, err
+		}
+		cmd.ExtraFiles = []*os.File{leaseR} // guardLeaseFD
+		lease = s.leaseFor(w.gen)
+		cmd.Env = append(cmd.Env, guardLeaseEnv+"="+strconv.FormatInt(lease, 10))
+	}
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
+	if leaseR != nil {
+		leaseR.Close()
+	}
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if leaseW != nil {
+			leaseW.Close()
+		}
 		return nil, err
 	}
 	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, term: w.term, gen: w.gen, started: time.Now(), exited: make(chan struct{}),
-		readers: []*os.File{outR, errR}}
+		readers: []*os.File{outR, errR}, leaseW: leaseW}
+	p.lease.Store(lease)
+	s.mu.Lock()
+	s.cur = p
+	end, gen := s.lease, s.leaseGen
+	s.mu.Unlock()
+	if s.quorum && gen == p.gen && end > lease {
+		// A renewal made while the guard started.
+		s.setLease(end, gen)
+	}
 	log := s.log.With("pid", cmd.Process.Pid)
 	log.Info("job started", "term", w.term, "command", s.argv)
 	p.output.Add(2)

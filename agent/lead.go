@@ -35,6 +35,10 @@ type leadState struct {
 	// since this node last followed or led; set by do, even within the
 	// step that elects the next leader.
 	leaderLost bool
+	// steppedDown (quorum mode): this node stopped leading within the
+	// step being handled (its lease ran out), set by do until afterStep
+	// has handled the step.
+	steppedDown bool
 
 	// jobWait is the member whose job must stop before ours starts (a
 	// takeover from a live leader), until jobWaitUntil.
@@ -61,7 +65,7 @@ func (a *Agent) updateJob() {
 	l := &a.loop
 	st := a.machine.Status()
 	run := st.State == election.StateLeader && !l.leaving && !l.haltJob && !l.resigning && l.jobWait == ""
-	if run && !l.wantRun {
+	if run && (!l.wantRun || l.steppedDown) {
 		l.gen++
 	}
 	l.wantRun = run
@@ -73,15 +77,17 @@ func (a *Agent) updateJob() {
 func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 	l := &a.loop
 	now := a.now()
-	becameLeader := st.State == election.StateLeader && prev.State != election.StateLeader
-	stoppedLeading := prev.State == election.StateLeader && st.State != election.StateLeader
+	becameLeader := st.State == election.StateLeader && (prev.State != election.StateLeader || l.steppedDown)
+	stoppedLeading := prev.State == election.StateLeader && (st.State != election.StateLeader || l.steppedDown)
 	if becameLeader {
 		l.jobWait = ""
 		// Taken over from a leader that was alive a moment ago (a
 		// preemption): its job may still be stopping. A leader lost to
 		// its RESIGN stopped its job before it resigned, and one lost to
 		// a crash lost its job with it.
-		if a.sup != nil && prev.Leader != 0 && prev.Leader != a.cfg.NodeID && !l.leaderLost {
+		// In quorum mode no wait is needed: this node leads only after
+		// the previous leader's lease, and its job with it, has ended.
+		if a.sup != nil && a.cfg.Quorum == 0 && prev.Leader != 0 && prev.Leader != a.cfg.NodeID && !l.leaderLost {
 			for name, m := range l.members {
 				if m.alive() && m.metaOK && m.meta.NodeID == prev.Leader && m.meta.Job {
 					l.jobWait, l.jobWaitUntil = name, now+a.cfg.JobGrace+jobWaitMargin

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -38,6 +39,9 @@ type LocalOptions struct {
 	HTTP bool
 	// Logger of node i; nil: discard.
 	Logger func(i int) *slog.Logger
+	// StateDir, in quorum mode, holds each node's StateFile,
+	// node-<i+1>.state; empty: none.
+	StateDir string
 }
 
 // StartLocal starts opt.Nodes agents on 127.0.0.1, each joining the first.
@@ -63,6 +67,9 @@ func StartLocal(opt LocalOptions) (*Local, error) {
 		c.HTTP = ""
 		if opt.HTTP {
 			c.HTTP = netip.AddrPortFrom(l.addr, 0).String()
+		}
+		if opt.StateDir != "" && c.Quorum > 0 {
+			c.StateFile = filepath.Join(opt.StateDir, c.Name+".state")
 		}
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		if opt.Logger != nil {

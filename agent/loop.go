@@ -71,7 +71,10 @@ type loopState struct {
 	dirty      bool                     // the snapshot is out of date
 	lastBeacon time.Duration
 	beaconed   bool
-	leaving    bool // a graceful stop is under way: the election is over for this node
+	leaving    bool   // a graceful stop is under way: the election is over for this node
+	savedTerm  uint64 // quorum mode: the voted term on stable storage (StateFile)
+	leaseMono  int64  // quorum mode: the lease given to the job's guard, CLOCK_MONOTONIC ns; 0: none
+	leaseGen   uint64 // the job's generation that lease is for
 
 	leadState
 }
@@ -132,7 +135,11 @@ func (a *Agent) step(at time.Duration, ev election.Event) {
 		// to abandon.
 		return
 	}
-	for _, act := range a.machine.Step(at, ev) {
+	acts := a.machine.Step(at, ev)
+	if !a.saveVote() {
+		return
+	}
+	for _, act := range acts {
 		a.do(act)
 	}
 	a.afterStep()
@@ -218,6 +225,11 @@ func (a *Agent) do(act election.Action) {
 		}
 		if act.Leader == 0 {
 			l.leaderLost = true
+		}
+		if a.cfg.Quorum > 0 && l.prev.State == election.StateLeader {
+			// Stepped down: a leadership ends here even when the same
+			// step starts another (a node that is its own majority).
+			l.steppedDown = true
 		}
 	case election.ActBecomeLeader:
 		// Reported through afterStep, from the machine's status.
@@ -488,8 +500,17 @@ func (a *Agent) afterStep() {
 	l := &a.loop
 	st := a.machine.Status()
 	prev := l.prev
-	if st == prev {
-		return
+	// After the job's want (updateJob): the lease is for its generation.
+	defer a.updateLease()
+	stepped := l.steppedDown
+	defer func() { l.steppedDown = false }()
+	if same := st; !stepped {
+		// A renewed lease alone is not a change worth publishing.
+		same.LeaseUntil = prev.LeaseUntil
+		if same == prev {
+			l.prev = st
+			return
+		}
 	}
 	l.prev = st
 	l.dirty = true
@@ -500,7 +521,7 @@ func (a *Agent) afterStep() {
 		// so too; the ring family's elections start with a unicast hop).
 		l.electing = true
 	}
-	if st.State == election.StateLeader && prev.State != election.StateLeader {
+	if st.State == election.StateLeader && (prev.State != election.StateLeader || stepped) {
 		a.met.Elections.WithLabelValues("won").Inc()
 		l.electing = false
 	} else if l.electing && st.State == election.StateFollower && st.Leader != 0 && st.Leader != a.cfg.NodeID {
@@ -538,16 +559,20 @@ func (a *Agent) afterStep() {
 		a.met.LeaderChanges.Inc()
 	}
 
-	if st.State == prev.State && st.Leader == prev.Leader && st.Self == prev.Self {
+	if st.State == prev.State && st.Leader == prev.Leader && st.Self == prev.Self && !stepped {
 		// A new term of the same leadership: not worth a line at info.
 		a.log.Debug("term", "term", st.Term, "leader_id", st.Leader)
 		a.leadershipChanged(prev, st, false)
 		return
 	}
-	defer a.leadershipChanged(prev, st, st.State != prev.State || st.Leader != prev.Leader)
+	defer a.leadershipChanged(prev, st, st.State != prev.State || st.Leader != prev.Leader || stepped)
 	attrs := []any{"state", st.State.String(), "term", st.Term, "leader", a.nameOf(st.Leader), "leader_id", st.Leader}
 	if failover > 0 {
 		attrs = append(attrs, "failover", failover.Round(time.Millisecond))
+	}
+	if stepped && now >= prev.LeaseUntil {
+		// No majority acknowledged in time (or this node was paused).
+		attrs = append(attrs, "lease_lost", true)
 	}
 	msg := "state"
 	switch {
@@ -676,6 +701,7 @@ func (a *Agent) publish() {
 	}
 	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
 	s.BasePriority = a.cfg.Priority
+	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
 	if len(l.checks) > 0 {
 		s.Checks = slices.Clone(l.checks)
 	}

@@ -31,6 +31,12 @@ type Status struct {
 	BasePriority uint16        `json:"base_priority"`
 	Checks       []CheckStatus `json:"checks,omitempty"`
 	PenaltyUntil string        `json:"penalty_until,omitempty"`
+	// Quorum is --quorum (omitted when 0). In quorum mode a leader is
+	// shown only while it holds a lease of a majority: the minority side
+	// of a partition shows leader_id 0. VotedTerm is the last term this
+	// node voted in (kept in --state-file).
+	Quorum    int    `json:"quorum,omitempty"`
+	VotedTerm uint64 `json:"voted_term,omitempty"`
 	// Job is set when the agent has a job.
 	Job *JobStatus `json:"job,omitempty"`
 }
