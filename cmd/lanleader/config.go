@@ -170,6 +170,34 @@ FLAGS
         A node that starts waits this long before it takes over from a
         smaller leader, e.g. while its services warm up. Default 0.
 
+  Split-brain safety (see QUORUM MODE below)
+    --quorum N
+        The expected number of nodes of the cluster, 0 to 1024, the same
+        on every agent. 0: the textbook bully, which elects a leader on
+        each side of a partition and lets a paused leader wake up leading.
+        N > 0: a node leads, and runs the job, only while a majority of N
+        (itself included; 3 of 5) acknowledges its heartbeats within
+        --lease. Default 0.
+    --lease DURATION
+        With --quorum: how long after a heartbeat the leader may lead on
+        the acknowledgements of it; longer than --heartbeat. A crashed
+        leader is replaced about --lease + --lease-margin after its last
+        acknowledged heartbeat. Default --suspect-after (300ms).
+    --lease-margin DURATION
+        With --quorum: how much longer than the lease the followers wait
+        before they support another leader. It covers clock-rate drift
+        between hosts, assumed at most 500 ppm (at least 2 x 500 ppm of
+        the lease: 301us for 300ms, refused below), and the time a job
+        takes to die of SIGKILL. Default a tenth of --lease (30ms).
+    --state-file FILE
+        With --quorum: where this node keeps the last term it voted in,
+        one line "voted_term N", written and fsynced before each vote goes
+        out, so that a restart never gives one term (the job's fencing
+        token) to two leaders. Its directory must exist; the packaged
+        unit uses /var/lib/lanleader/state. A file that is not such a
+        line is refused. Default: none (a warning at the start says the
+        votes do not survive a restart).
+
   Job (see JOB below)
     --job-grace DURATION
         How long the job has to exit after SIGTERM (sent to its process
@@ -264,7 +292,35 @@ JOB
     by SIGKILL, and that stops the group as the agent would. (Processes
     that leave the group, with setsid, escape it; under systemd,
     KillMode=control-group kills them.) Only a network partition, which
-    elects a leader on each side, runs it twice.
+    elects a leader on each side, runs it twice; --quorum rules that out.
+
+QUORUM MODE
+    With --quorum N a node becomes leader only once a majority of N has
+    acknowledged its claim (HEARTBEAT_ACK), and leads only while a
+    majority acknowledges its heartbeats within --lease. A follower that
+    acknowledged a leader supports no other, and starts no election,
+    until --lease + --lease-margin after its acknowledgement. So the
+    minority side of a partition has no leader (state follower or
+    candidate, leader_id 0, in /status and lanleader_leader_id) and never
+    runs the job; the majority side elects a leader once the old lease has
+    surely ended. A leader that cannot renew its lease steps down when it
+    ends, and checks it first thing after a pause.
+
+    The job's guard holds the lease too: it SIGKILLs the job's group when
+    the lease ends, even while the agent itself is stopped (SIGSTOP, a
+    frozen VM), and a job is started only within a lease. A leader that
+    steps down sends SIGTERM; the job then has until the end of the lease,
+    at most --job-grace. Nothing runs the job twice at once, on the
+    assumptions that clocks run at the true rate within 500 ppm and that a
+    SIGKILLed process stops within --lease-margin.
+
+    The term is the fencing token: every leadership has a larger one,
+    never given twice (with --state-file). The job gets it as
+    LANLEADER_TERM; write it with every external side effect, and have
+    the other side (a database row, a storage service) refuse a term lower
+    than the highest it has seen. That also covers what the lease cannot:
+    a whole host frozen with the job and its guard, whose job resumes for
+    an instant when the host thaws, before the guard's kill.
 
 AUTHENTICATION
     Without --key-file anyone who can send a UDP packet to the LAN can
@@ -477,6 +533,29 @@ var runOptions = []option{
 	}},
 	{"preempt-delay", kindDuration, "wait before taking over after start (default 0)", func(s *runSettings, v string) (err error) {
 		s.cfg.PreemptDelay, err = parseDuration(v, false)
+		return err
+	}},
+	{"quorum", kindInt, "expected cluster size for split-brain safety; 0: off (default 0)", func(s *runSettings, v string) error {
+		n, err := parseInt(v, 0, 1024)
+		if err == nil {
+			s.cfg.Quorum = int(n)
+		}
+		return err
+	}},
+	{"lease", kindDuration, "with --quorum: the leader's lease (default --suspect-after)", func(s *runSettings, v string) (err error) {
+		s.cfg.Lease, err = parseDuration(v, false)
+		return err
+	}},
+	{"lease-margin", kindDuration, "with --quorum: the followers' wait beyond the lease (default lease/10)", func(s *runSettings, v string) (err error) {
+		s.cfg.LeaseMargin, err = parseDuration(v, false)
+		return err
+	}},
+	{"state-file", kindString, "with --quorum: where the voted term is kept (default: none)", func(s *runSettings, v string) error {
+		s.cfg.StateFile = v
+		if v == "" {
+			return nil
+		}
+		_, err := agent.LoadVotedTerm(v)
 		return err
 	}},
 	{"discover-interval", kindDuration, "discovery beacon interval, negative for none (default 1s)", func(s *runSettings, v string) (err error) {

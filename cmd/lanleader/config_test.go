@@ -128,6 +128,7 @@ func TestParseRunConfigDefaults(t *testing.T) {
 // Every flag sets its field, in each of the spellings the flag package
 // takes.
 func TestParseRunConfigFlags(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "state") // not there yet: fine
 	covered := map[string]bool{}
 	keyFile, oldKeyFile := writeKeys(t)
 	for _, tc := range []struct {
@@ -163,6 +164,12 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--preempt"}, func(c *agent.Config) {}},
 		{[]string{"--preempt=false", "--preempt"}, func(c *agent.Config) {}},
 		{[]string{"--preempt-delay", "30s"}, func(c *agent.Config) { c.PreemptDelay = 30 * time.Second }},
+		{[]string{"--quorum", "5"}, func(c *agent.Config) {
+			c.Quorum, c.Lease, c.LeaseMargin = 5, 300*time.Millisecond, 30*time.Millisecond
+		}},
+		{[]string{"--quorum", "3", "--lease", "1s", "--lease-margin", "200ms", "--state-file", stateFile}, func(c *agent.Config) {
+			c.Quorum, c.Lease, c.LeaseMargin, c.StateFile = 3, time.Second, 200*time.Millisecond, stateFile
+		}},
 		{[]string{"--discover-interval", "250ms"}, func(c *agent.Config) { c.DiscoverInterval = 250 * time.Millisecond }},
 		{[]string{"--discover-interval", "-1s"}, func(c *agent.Config) { c.DiscoverInterval = -time.Second }},
 		{[]string{"--heartbeat", "0"}, func(c *agent.Config) {}}, // 0 is the default
@@ -267,6 +274,10 @@ transport: unicast
 multicast_group: 239.255.9.9
 preempt: false
 preempt_delay: 2s
+quorum: 5
+lease: 1s
+lease_margin: 150ms
+state_file: STATEFILE
 discover_interval: -1s
 log_format: json
 log_level: warn
@@ -293,6 +304,10 @@ func TestParseRunConfigFile(t *testing.T) {
 			t.Errorf("allKeysFile does not set %s", o.key())
 		}
 	}
+	stateFile := filepath.Join(t.TempDir(), "state")
+	if err := os.WriteFile(stateFile, []byte("voted_term 12\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	want := agent.Config{
 		Name:             "host-f",
 		NodeID:           77,
@@ -310,6 +325,10 @@ func TestParseRunConfigFile(t *testing.T) {
 		Group:            netip.MustParseAddr("239.255.9.9"),
 		Preempt:          false,
 		PreemptDelay:     2 * time.Second,
+		Quorum:           5,
+		Lease:            time.Second,
+		LeaseMargin:      150 * time.Millisecond,
+		StateFile:        stateFile,
 		DiscoverInterval: -time.Second,
 		Job:              []string{"/usr/bin/worker", "--queue", "a,b"},
 		JobGrace:         4 * time.Second,
@@ -326,7 +345,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		AcceptKeys:       [][]byte{testOldKey},
 	}
 	keyFile, oldKeyFile := writeKeys(t)
-	text := strings.NewReplacer("OLDKEYFILE", oldKeyFile, "KEYFILE", keyFile).Replace(allKeysFile)
+	text := strings.NewReplacer("OLDKEYFILE", oldKeyFile, "KEYFILE", keyFile, "STATEFILE", stateFile).Replace(allKeysFile)
 	var stderr bytes.Buffer
 	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, text)}, &stderr, &stderr)
 	if err != nil {
@@ -515,6 +534,14 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--multicast-group", "198.18.0.1"}, []string{"--multicast-group: 198.18.0.1 is not a multicast address (like 239.255.76.76 or ff02::4c4c)"}},
 		{"", []string{"--http", "localhost"}, []string{`--http: "localhost" is not host:port (like 127.0.0.1:9947) or "off"`}},
 		{"", []string{"--join", "198.18.0.2,,198.18.0.3"}, []string{`--join: empty address in "198.18.0.2,,198.18.0.3"`}},
+		{"", []string{"--quorum", "-1"}, []string{"--quorum: -1 out of range 0…1024"}},
+		{"", []string{"--quorum", "2000"}, []string{"--quorum: 2000 out of range 0…1024"}},
+		{"", []string{"--lease", "1s"}, []string{"lease: only with quorum (--quorum N)"}},
+		{"", []string{"--quorum", "3", "--lease", "100ms"}, []string{"lease: 100ms must be longer than heartbeat (100ms)"}},
+		{"", []string{"--quorum", "3", "--lease", "1s", "--lease-margin", "1ms"}, []string{"lease-margin: 1ms is less than 1.001ms, the clock drift of 500 ppm over a lease of 1s"}},
+		{"", []string{"--state-file", filepath.Join(dir, "state")}, []string{"state-file: only with quorum (--quorum N)"}},
+		{"", []string{"--quorum", "3", "--state-file", filepath.Join(dir, "no", "state")}, []string{"--state-file: state-file " + filepath.Join(dir, "no", "state") + ": its directory " + filepath.Join(dir, "no") + " does not exist"}},
+		{"", []string{"--quorum", "3", "--state-file", worldReadable}, []string{"--state-file: state-file " + worldReadable + ": not a lanleader state file"}},
 		{"", []string{"--job-grace", "-1s"}, []string{"--job-grace: -1s is negative"}},
 		{"", []string{"--job-grace", "10"}, []string{`--job-grace: "10" is not a duration`}},
 		{"", []string{"--job-max-failures", "-1"}, []string{"--job-max-failures: -1 out of range 0…1000"}},

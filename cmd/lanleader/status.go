@@ -273,6 +273,9 @@ func printStatus(w io.Writer, st agent.Status) {
 	if len(parts) > 0 {
 		fmt.Fprintf(tw, "cluster\t%s\n", strings.Join(parts, ", "))
 	}
+	if st.Quorum > 0 {
+		fmt.Fprintf(tw, "quorum\t%d (a leader needs %d), voted term %d\n", st.Quorum, st.Quorum/2+1, st.VotedTerm)
+	}
 	if st.State == "conflict" {
 		who := "another member"
 		if len(st.Conflict) > 0 {

@@ -117,7 +117,7 @@ host-b  2        90        -                follower (self)
 		{
 			"unknown fields are ignored",
 			`{"name":"host-a","node_id":3,"priority":100,"state":"leader","term":1,"leader_id":3,
-			  "leader_name":"host-a","algorithm":"ring","members":[],"quorum":{"size":3,"acks":[2,5]},
+			  "leader_name":"host-a","algorithm":"ring","members":[],"lease":{"size":3,"acks":[2,5]},
 			  "cluster":"c","transport":"multicast","gossip_addr":"198.18.0.1:7946","future_field":true}`,
 			`node     host-a (node_id 3, priority 100)
 state    leader, term 1
