@@ -301,7 +301,7 @@ QUORUM MODE
     acknowledged a leader supports no other, and starts no election,
     until --lease + --lease-margin after its acknowledgement. So the
     minority side of a partition has no leader (state follower or
-    candidate, leader_id 0, in /status and lanleader_leader_id) and never
+    candidate, leader_id 0, in /status and lanleader_leader_info) and never
     runs the job; the majority side elects a leader once the old lease has
     surely ended. A leader that cannot renew its lease steps down when it
     ends, and checks it first thing after a pause.
