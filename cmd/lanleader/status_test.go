@@ -77,6 +77,23 @@ host-b  2        100       198.18.0.2:7946  candidate (self)
 `,
 		},
 		{
+			// Quorum mode, on the minority side of a partition.
+			"quorum mode, no leader",
+			`{"name":"host-b","node_id":2,"priority":100,"state":"follower","term":9,
+			  "leader_id":0,"leader_name":"","algorithm":"bully","members":[],
+			  "cluster":"lab","transport":"multicast","gossip_addr":"198.18.0.2:7946",
+			  "quorum":5,"voted_term":9,"version":"dev"}`,
+			`node     host-b (node_id 2, priority 100)
+state    follower, term 9
+leader   none known
+cluster  lab, transport multicast, algorithm bully
+quorum   5 (a leader needs 3), voted term 9
+
+NAME    NODE_ID  PRIORITY  ADDR             STATUS           LEADER
+host-b  2        100       198.18.0.2:7946  follower (self)
+`,
+		},
+		{
 			"node_id conflict",
 			`{"name":"host-a","node_id":3,"priority":100,"state":"conflict","term":4,
 			  "leader_id":0,"leader_name":"","algorithm":"bully",
