@@ -7,10 +7,10 @@
 //
 //	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
 //	    [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully]
-//	    [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
+//	    [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
 //
 // For each algorithm (-algorithm: bully by default, a list, or all),
-// heartbeat and mode it starts one cluster (host-k has node_id k;
+// heartbeat, mode and quorum it starts one cluster (host-k has node_id k;
 // host-K, the largest, leads) and runs -trials trials. Each trial waits
 // until every host agrees that host-K leads, sleeps a random delay in
 // [0, heartbeat) so that the kill falls at a random phase of the leader's
@@ -27,6 +27,36 @@
 // the new leader ("first", normally the new leader itself) and to the last
 // one ("all agree"). Then it restarts host-K and waits until it leads
 // again before the next trial.
+//
+// -quorum is a list of expected cluster sizes N (default 0: plain bully,
+// or whichever -algorithm, as the textbook has it). For N > 0 every agent
+// runs with --quorum N and --state-file (a file per host in the setting's
+// temporary directory, kept across host-K's restarts, so that its votes
+// survive them, as quorum mode's safety requires). In quorum mode a node
+// leads only once a majority of N, itself included, acknowledged its
+// claim, and a follower that acknowledged a leader supports no other and
+// starts no election before lease+margin after its last acknowledgement
+// (its guard). So a crashed leader is replaced about lease+margin after
+// the last heartbeat acknowledged, plus a claim round: the new leader's
+// COORDINATOR and a majority's HEARTBEAT_ACKs. Graceful: the leader sends
+// RESIGN and steps down, but the others' guards still run (an
+// acknowledgement binds its sender whatever the leader does next), so the
+// successor's claim is confirmed only once a majority's guards are over;
+// and host-K's restart waits its own guard (lease+margin from its start)
+// before it supports anyone. The new leader is reported only once a
+// majority acknowledged it (a claimant shows candidate with no leader, and
+// its followers leader 0 until its first HEARTBEAT, sent as soon as a
+// majority confirmed it), so "first"
+// and "all agree" keep their meaning: the first host, and the last, to
+// name a confirmed leader. N must leave a majority among the K−1 hosts
+// that survive the kill (N/2+1 ≤ K−1); N is normally -hosts. Each row's
+// setting names its quorum ("quorum off" for 0) whenever -quorum is not
+// just 0, and when both 0 and N > 0 ran for one algorithm, heartbeat and
+// mode, a table after the first gives the ratio of their medians (quorum
+// / off). The packets of a quorum row include the HEARTBEAT_ACKs (the
+// votes of the claim round, and the acks of the new leader's heartbeats
+// up to the agreement): they are to the election port, and neither
+// heartbeats nor beacons.
 //
 // Election packets per failover are the frames to the election port that
 // entered the bridge between t0 and the agreement, counted once each by an
@@ -59,6 +89,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,6 +116,7 @@ type options struct {
 	heartbeats    []time.Duration
 	algorithms    []string
 	modes         []string
+	quorums       []int // 0: plain (the textbook algorithm)
 	keepalived    bool
 	adverts       []time.Duration
 	seed          uint64
@@ -108,7 +140,7 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("lanfailover", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
 			"or stopped. Needs root, iproute2 and nftables (and keepalived for -keepalived).\n\n")
@@ -120,6 +152,7 @@ func parseFlags(args []string) (options, error) {
 	hbs := fs.String("heartbeat", "100ms,10ms", "comma-separated lanleader heartbeat intervals (100ms is the default)")
 	modes := fs.String("mode", "crash,graceful", "comma-separated modes: crash (SIGKILL), graceful (SIGTERM)")
 	algs := fs.String("algorithm", "bully", "comma-separated lanleader election algorithms: "+strings.Join(election.Algorithms, ", ")+", or all")
+	quorums := fs.String("quorum", "0", "comma-separated quorum sizes N for the agents' --quorum (0: off, the plain algorithm; e.g. 0,5 compares both)")
 	fs.BoolVar(&o.keepalived, "keepalived", false, "also measure keepalived (VRRP) on the same hosts")
 	adverts := fs.String("advert-int", "1s,100ms", "comma-separated keepalived advert_int values (1s is keepalived's default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random kill phase")
@@ -143,6 +176,9 @@ func parseFlags(args []string) (options, error) {
 	if o.modes, err = lists.Modes("-mode", *modes); err != nil {
 		return o, err
 	}
+	if o.quorums, err = parseQuorums(*quorums, o.hosts); err != nil {
+		return o, err
+	}
 	if *algs == "all" {
 		*algs = strings.Join(election.Algorithms, ",")
 	}
@@ -156,10 +192,40 @@ func parseFlags(args []string) (options, error) {
 	return o, nil
 }
 
+// parseQuorums parses -quorum's list for a LAN of hosts: every N is 0
+// (off) or leaves a majority of N among the hosts - 1 that survive a kill.
+func parseQuorums(list string, hosts int) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		f = strings.TrimSpace(f)
+		q, err := strconv.Atoi(f)
+		switch {
+		case err != nil || q < 0:
+			return nil, fmt.Errorf("-quorum: %q is not a cluster size (0 for off)", f)
+		case q > 0 && q/2+1 > hosts-1:
+			return nil, fmt.Errorf("-quorum: %d needs a majority of %d, but only %d of the %d hosts survive the kill", q, q/2+1, hosts-1, hosts)
+		case slices.Contains(out, q):
+			return nil, fmt.Errorf("-quorum: %d twice", q)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// quorumName is how a setting names quorum size q.
+func quorumName(q int) string {
+	if q == 0 {
+		return "quorum off"
+	}
+	return "quorum " + strconv.Itoa(q)
+}
+
 // result is one row: a system, a setting and a mode.
 type result struct {
 	System   string // lanleader, keepalived
-	Setting  string // "heartbeat 100ms", "advert_int 1s"
+	Setting  string // "heartbeat 100ms", "advert_int 1s", "heartbeat 100ms, quorum 5"
+	Base     string // Setting without its quorum: the rows a ratio compares share it
+	Quorum   int    // lanleader's --quorum (0: off); -1 for keepalived
 	Mode     string
 	First    []time.Duration // t0 → the first host names the new leader
 	All      []time.Duration // t0 → every other host names it
@@ -197,12 +263,16 @@ func run(o options, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "# %d hosts (network namespaces on one bridge), %d trials per row, seed %d\n", o.hosts, o.trials, o.seed)
 	var results []result
 	r.watchSignals()
-	measure := func(system, setting, mode string, f func(*result)) {
+	measure := func(system, base string, quorum int, mode string, f func(*result)) {
 		if r.interrupted.Load() {
 			return
 		}
+		setting := base
+		if quorum >= 0 && !slices.Equal(o.quorums, []int{0}) {
+			setting += ", " + quorumName(quorum)
+		}
 		fmt.Fprintf(stderr, "lanfailover: %s, %s, %s: %d trials…\n", system, setting, mode, o.trials)
-		res := result{System: system, Setting: setting, Mode: mode}
+		res := result{System: system, Setting: setting, Base: base, Quorum: quorum, Mode: mode}
 		if msg := r.scope(func() { f(&res) }); msg != "" {
 			res.Failures = append(res.Failures, msg)
 		}
@@ -215,7 +285,9 @@ func run(o options, stdout, stderr io.Writer) int {
 				if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
 					setting = alg + ", " + setting
 				}
-				measure("lanleader", setting, mode, func(res *result) { measureLanleader(r, o, alg, hb, mode, rng, res) })
+				for _, q := range o.quorums {
+					measure("lanleader", setting, q, mode, func(res *result) { measureLanleader(r, o, alg, hb, q, mode, rng, res) })
+				}
 			}
 		}
 	}
@@ -223,7 +295,7 @@ func run(o options, stdout, stderr io.Writer) int {
 		kaDefinitions(stdout)
 		for _, adv := range o.adverts {
 			for _, mode := range o.modes {
-				measure("keepalived", "advert_int "+adv.String(), mode, func(res *result) { measureKeepalived(r, o, adv, mode, rng, res) })
+				measure("keepalived", "advert_int "+adv.String(), -1, mode, func(res *result) { measureKeepalived(r, o, adv, mode, rng, res) })
 			}
 		}
 	}
@@ -244,15 +316,30 @@ func run(o options, stdout, stderr io.Writer) int {
 func hostName(i int) string { return "host-" + strconv.Itoa(i+1) }
 
 // measureLanleader runs o.trials trials of mode on a fresh cluster with
-// heartbeat hb, into res.
-func measureLanleader(r *runner, o options, alg string, hb time.Duration, mode string, rng *rand.Rand, res *result) {
+// heartbeat hb and quorum size quorum (0: off), into res.
+func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum int, mode string, rng *rand.Rand, res *result) {
+	// The state files' directory goes after the agents (cleanups run last
+	// first), and lives as long as the setting: host-K's votes survive its
+	// restarts.
+	var stateDir string
+	if quorum > 0 {
+		stateDir = r.TempDir()
+	}
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)
 	n.CountPackets(r)
 	obs := n.Observe(r, observeEvery)
 	start := func(i int) *e2e.Proc {
-		return n.Start(r, i, "run", "--bind", n.Addr(i), "--name", hostName(i), "--node-id", strconv.Itoa(i+1),
-			"--log-format", "json", "--heartbeat", hb.String(), "--algorithm", alg)
+		args := []string{"run", "--bind", n.Addr(i), "--name", hostName(i), "--node-id", strconv.Itoa(i + 1),
+			"--log-format", "json", "--heartbeat", hb.String(), "--algorithm", alg}
+		if quorum > 0 {
+			args = append(args, "--quorum", strconv.Itoa(quorum), "--state-file", filepath.Join(stateDir, hostName(i)+".state"))
+		}
+		return n.Start(r, i, args...)
+	}
+	label := fmt.Sprintf("heartbeat %v", hb)
+	if quorum > 0 {
+		label += " quorum " + strconv.Itoa(quorum)
 	}
 	procs := make([]*e2e.Proc, o.hosts)
 	all, others := make([]int, o.hosts), make([]int, o.hosts-1)
@@ -302,7 +389,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, mode s
 		res.First = append(res.First, first)
 		res.All = append(res.All, last)
 		res.Packets = append(res.Packets, p1.Sub(p0).Election)
-		r.Logf("lanleader heartbeat %v %s trial %d: first %v, all %v, %d election packets", hb, mode, trial+1, first, last, p1.Sub(p0).Election)
+		r.Logf("lanleader %s %s trial %d: first %v, all %v, %d election packets", label, mode, trial+1, first, last, p1.Sub(p0).Election)
 
 		code, err := procs[top].Wait(10 * time.Second)
 		if mode == "graceful" && (err != nil || code != 0) {
@@ -428,6 +515,12 @@ func printTable(w io.Writer, results []result) {
 	fmt.Fprintln(w, "# packets: election packets (lanleader: every election-port packet but heartbeats and beacons, i.e.")
 	fmt.Fprintln(w, "# bully's ELECTION, ANSWER, COORDINATOR, RESIGN, the ring family's messages and acks; keepalived: VRRP)")
 	fmt.Fprintln(w, "# on the bridge from the kill to the agreement, each frame counted once")
+	if slices.ContainsFunc(results, func(res result) bool { return res.Quorum > 0 }) {
+		fmt.Fprintln(w, "# quorum N: agents run with --quorum N (a leader needs a majority of N's acknowledgements) and a")
+		fmt.Fprintln(w, "# --state-file each; a host names the new leader once a majority confirmed it; its packets include")
+		fmt.Fprintln(w, "# the HEARTBEAT_ACKs (the claim's votes, and the acks of the new leader's heartbeats until all agree)")
+	}
+	printRatios(w, results)
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\tsetting\tmode\thost\tCPU % trials\tCPU % idle\tRSS MiB\t")
@@ -445,6 +538,63 @@ func printTable(w io.Writer, results []result) {
 	fmt.Fprintln(w, "# CPU in % of one core: during the trials (the last host restarts every trial: -; lanleader's")
 	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v), and over %v after them with\n", observeEvery, idleWindow)
 	fmt.Fprintln(w, "# the cluster settled and nothing polling; RSS at the end")
+}
+
+// printRatios compares every quorum row with the plain row (quorum off)
+// of the same system, algorithm, heartbeat and mode, if both ran: the
+// ratios of their medians. Nothing when no row has both.
+func printRatios(w io.Writer, results []result) {
+	type pair struct{ off, q *result }
+	var pairs []pair
+	for i := range results {
+		q := &results[i]
+		if q.Quorum <= 0 {
+			continue
+		}
+		for j := range results {
+			off := &results[j]
+			if off.Quorum == 0 && off.System == q.System && off.Base == q.Base && off.Mode == q.Mode {
+				pairs = append(pairs, pair{off, q})
+				break
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return
+	}
+	ratio := func(q, off time.Duration) string {
+		if off <= 0 {
+			return "-"
+		}
+		return strconv.FormatFloat(float64(q)/float64(off), 'f', 2, 64)
+	}
+	median := func(xs []time.Duration) (string, time.Duration) {
+		s := stats.Summarize(xs)
+		if s.N == 0 {
+			return "-", -1
+		}
+		return ms(s.Median), s.Median
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tsetting\tmode\tquorum\tfirst median off\tquorum\tratio\tall agree median off\tquorum\tratio\t")
+	for _, p := range pairs {
+		fo, fod := median(p.off.First)
+		fq, fqd := median(p.q.First)
+		ao, aod := median(p.off.All)
+		aq, aqd := median(p.q.All)
+		fr, ar := "-", "-"
+		if fod >= 0 && fqd >= 0 {
+			fr = ratio(fqd, fod)
+		}
+		if aod >= 0 && aqd >= 0 {
+			ar = ratio(aqd, aod)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", p.q.System, p.q.Base, p.q.Mode, p.q.Quorum, fo, fq, fr, ao, aq, ar)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "# quorum mode's cost: medians in ms of the rows above with quorum off and with quorum N (same")
+	fmt.Fprintln(w, "# algorithm, heartbeat and mode); ratio = quorum median / off median")
 }
 
 // packetStats is the median and max of xs, as text.

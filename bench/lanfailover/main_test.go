@@ -1,0 +1,87 @@
+//go:build linux
+
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseQuorum(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []int  // nil: an error
+		err  string // part of the error
+	}{
+		{nil, []int{0}, ""},
+		{[]string{"-quorum", "0,5"}, []int{0, 5}, ""},
+		{[]string{"-quorum", " 5 , 0"}, []int{5, 0}, ""},
+		{[]string{"-quorum", "7"}, []int{7}, ""},                           // 7/2+1 = 4 of the 4 survivors of 5
+		{[]string{"-quorum", "8"}, nil, "needs a majority of 5"},           // 5 > 4 survivors
+		{[]string{"-hosts", "2", "-quorum", "2"}, nil, "needs a majority"}, // 2 > 1 survivor
+		{[]string{"-hosts", "3", "-quorum", "0,3"}, []int{0, 3}, ""},       // 2 ≤ 2
+		{[]string{"-quorum", "x"}, nil, "not a cluster size"},
+		{[]string{"-quorum", "-1"}, nil, "not a cluster size"},
+		{[]string{"-quorum", ""}, nil, "not a cluster size"},
+		{[]string{"-quorum", "0,0"}, nil, "twice"},
+	} {
+		o, err := parseFlags(c.args)
+		if c.want != nil {
+			if err != nil || !slices.Equal(o.quorums, c.want) {
+				t.Errorf("%q: %v, %v; want %v", c.args, o.quorums, err, c.want)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: %v, %v; want an error with %q", c.args, o.quorums, err, c.err)
+		}
+	}
+}
+
+func msList(xs ...float64) []time.Duration {
+	out := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		out[i] = time.Duration(x * float64(time.Millisecond))
+	}
+	return out
+}
+
+// hasLine says whether out has a line of exactly these fields.
+func hasLine(out string, fields ...string) bool {
+	for l := range strings.SplitSeq(out, "\n") {
+		if slices.Equal(strings.Fields(l), fields) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPrintTableQuorum(t *testing.T) {
+	var b strings.Builder
+	printTable(&b, []result{
+		{System: "lanleader", Setting: "heartbeat 100ms", Base: "heartbeat 100ms", Mode: "crash", First: msList(100, 110, 120), All: msList(101, 111, 121), Packets: []uint64{3, 3, 3}},
+	})
+	if strings.Contains(b.String(), "quorum") {
+		t.Errorf("no quorum row, yet the output says quorum:\n%s", b.String())
+	}
+
+	b.Reset()
+	printTable(&b, []result{
+		{System: "lanleader", Setting: "heartbeat 100ms, quorum off", Base: "heartbeat 100ms", Mode: "crash", First: msList(100, 110, 120), All: msList(101, 111, 121)},
+		{System: "lanleader", Setting: "heartbeat 100ms, quorum 5", Base: "heartbeat 100ms", Quorum: 5, Mode: "crash", First: msList(200, 220, 240), All: msList(303, 333, 363)},
+		{System: "lanleader", Setting: "heartbeat 100ms, quorum off", Base: "heartbeat 100ms", Mode: "graceful", First: msList(10)},
+		{System: "lanleader", Setting: "heartbeat 100ms, quorum 5", Base: "heartbeat 100ms", Quorum: 5, Mode: "graceful"},               // failed: no samples
+		{System: "lanleader", Setting: "heartbeat 10ms, quorum 5", Base: "heartbeat 10ms", Quorum: 5, Mode: "crash", First: msList(10)}, // no plain row
+		{System: "keepalived", Setting: "advert_int 1s", Base: "advert_int 1s", Quorum: -1, Mode: "crash", First: msList(3000)},
+	})
+	out := b.String()
+	if !hasLine(out, "lanleader", "heartbeat", "100ms", "crash", "5", "110.0", "220.0", "2.00", "111.0", "333.0", "3.00") {
+		t.Errorf("no crash ratio line in:\n%s", out)
+	}
+	if !hasLine(out, "lanleader", "heartbeat", "100ms", "graceful", "5", "10.0", "-", "-", "-", "-", "-") {
+		t.Errorf("no graceful ratio line (without samples) in:\n%s", out)
+	}
+	if strings.Contains(out, "10ms  crash  5") {
+		t.Errorf("a ratio for a quorum row without a plain row:\n%s", out)
+	}
+}
