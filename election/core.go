@@ -410,6 +410,14 @@ func (c *core) onResign(from Key, term uint64) {
 	if _, ok := c.members[from.ID]; ok || from.ID == c.leader {
 		c.exclude(from.ID, exclusion{until: c.now + c.cfg.ResignHoldoff - c.cfg.AnswerTimeout, resigned: true})
 	}
+	if c.quorumOn() {
+		// Quorum mode: a leader resigns only once it has stopped leading
+		// (and its driver has stopped the job), so the promise made to it
+		// for this term is over: the guard need not run its course.
+		if q := &c.q; q.guardLeader == from.ID && q.votedFor == from.ID && q.votedTerm == term && c.now < q.guardUntil {
+			q.guardUntil = c.now
+		}
+	}
 	if from.ID == c.leader && term >= c.term {
 		c.suspectLeader()
 	}
