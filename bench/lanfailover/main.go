@@ -38,12 +38,11 @@
 // starts no election before lease+margin after its last acknowledgement
 // (its guard). So a crashed leader is replaced about lease+margin after
 // the last heartbeat acknowledged, plus a claim round: the new leader's
-// COORDINATOR and a majority's HEARTBEAT_ACKs. Graceful: the leader sends
-// RESIGN and steps down, but the others' guards still run (an
-// acknowledgement binds its sender whatever the leader does next), so the
-// successor's claim is confirmed only once a majority's guards are over;
-// and host-K's restart waits its own guard (lease+margin from its start)
-// before it supports anyone. The new leader is reported only once a
+// COORDINATOR and a majority's HEARTBEAT_ACKs. Graceful: the leader stops
+// its job, sends RESIGN and steps down; a RESIGN ends the guard of each
+// follower that acknowledged that leader's term, so the successor is
+// confirmed after one claim round. host-K's restart waits its own guard
+// (lease+margin from its start) before it supports anyone. The new leader is reported only once a
 // majority acknowledged it (a claimant shows candidate with no leader, and
 // its followers leader 0 until its first HEARTBEAT, sent as soon as a
 // majority confirmed it), so "first"
