@@ -48,6 +48,7 @@ type Net struct {
 	clients  map[int]*http.Client // by host: connections opened in its namespace
 	faults   []bool               // by host: its fault table exists
 	counting bool                 // the bridge's packet counters exist
+	timens   []string             // by host: the file of its time namespace, "" for none (timens.go)
 }
 
 // Proc is a process started in a host's namespace by Net.Start.
@@ -200,7 +201,8 @@ func (n *Net) StartProgram(t TB, i int, bin string, args ...string) *Proc {
 		t.Fatalf("%v", err)
 	}
 	defer f.Close()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", n.hosts[i], bin}, args...)...)
+	name, argv := n.argv(i, bin, args...)
+	cmd := exec.Command(name, argv...)
 	cmd.Stdout, cmd.Stderr = f, f
 	// Should the test process die, so does the agent (the next run
 	// removes what else is left).
@@ -290,15 +292,21 @@ func (n *Net) Exec(i int, args ...string) (string, error) {
 		}
 		args = append([]string{bin}, args[1:]...)
 	}
-	return n.run(nil, append([]string{"netns", "exec", n.hosts[i]}, args...)...)
+	name, argv := n.argv(i, args[0], args[1:]...)
+	return n.runCmd(nil, name, argv...)
 }
 
 // run runs ip with args (and env added to this process's), bounded in
 // time.
 func (n *Net) run(env []string, args ...string) (string, error) {
+	return n.runCmd(env, "ip", args...)
+}
+
+// runCmd is run for another command than ip.
+func (n *Net) runCmd(env []string, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", args...)
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.WaitDelay = time.Second
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
@@ -310,7 +318,7 @@ func (n *Net) run(env []string, args ...string) (string, error) {
 		err = fmt.Errorf("timed out after %v", cmdTimeout)
 	}
 	if err != nil {
-		return stdout.String(), fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return stdout.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
 }
@@ -358,6 +366,9 @@ func (n *Net) close() {
 		}
 	}
 	if err := deleteLink(n.bridge); err != nil {
+		t.Errorf("e2e cleanup: %v", err)
+	}
+	if err := n.closeTimeNamespaces(); err != nil {
 		t.Errorf("e2e cleanup: %v", err)
 	}
 	if n.counting {
@@ -461,6 +472,12 @@ func removeLeftovers(t TB) {
 		if pid, err := strconv.Atoi(f[2]); err == nil && gone(pid) {
 			t.Logf("e2e: removing %s, left by an earlier run", dir)
 			os.RemoveAll(dir)
+		}
+	}
+	for _, f := range staleTimeNamespaces() {
+		t.Logf("e2e: removing time namespace %s, left by an earlier run", f)
+		if err := removeTimeNS(f); err != nil {
+			t.Errorf("e2e: %v", err)
 		}
 	}
 	for _, tbl := range staleCountTables() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,25 +16,53 @@ import (
 )
 
 // TestBedCleansUp: what a test creates (namespaces, veths, the bridge, its
-// packet counters, nftables fault rules, processes) is gone when the test
-// ends, and what a killed run left behind is removed by the next one.
+// packet counters, nftables fault rules, time namespaces, processes) is
+// gone when the test ends, and what a killed run left behind is removed
+// by the next one.
 func TestBedCleansUp(t *testing.T) {
 	var (
 		names  []string
 		bridge string
 		table  string
 		pids   []int
+		timens []string
 	)
+	withTime := timeNSAvailable()
+	if !withTime {
+		t.Log("no time namespaces here (Linux 5.6+, unshare and nsenter): their cleanup is not tested")
+	}
 	t.Run("a test", func(t *testing.T) {
 		n := NewNet(t, 2)
 		RequireNFT(t)
 		n.CountPackets(t)
 		n.Partition(t, []int{0}, []int{1})
 		n.Loss(t, 50, 0, 1)
+		if withTime {
+			n.ClockOffsets(t, 1000, 0)
+		}
 		for i := range 2 {
 			names = append(names, n.Namespace(i))
 			p := n.StartProgram(t, i, "sleep", "300")
 			pids = append(pids, p.Pid)
+			if withTime {
+				path, ino, err := n.TimeNamespace(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				timens = append(timens, path)
+				// The process gets in it (started through nsenter, which
+				// enters it, then execs ip, which execs sleep: one pid).
+				var got uint64
+				for try := 0; try < 200; try++ {
+					if got, err = ProcTimeNS(p.Pid); err != nil || got == ino {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				if err != nil || got != ino {
+					t.Errorf("host-%d's sleep (pid %d) is in time namespace %d (%v), want %d", i+1, p.Pid, got, err, ino)
+				}
+			}
 		}
 		bridge, table = n.bridge, n.countTable()
 		if _, err := n.Packets(); err != nil {
@@ -46,6 +75,7 @@ func TestBedCleansUp(t *testing.T) {
 		}
 	})
 	assertGone(t, names, bridge, table, pids)
+	assertTimeNSGone(t, timens)
 
 	// A run killed before its cleanups: objects named after a pid that no
 	// test process has, with a process still running in a namespace.
@@ -65,6 +95,15 @@ func TestBedCleansUp(t *testing.T) {
 	if _, err := rootNFT("table bridge " + tbl + " {\n\tcounter election {}\n}\n"); err != nil {
 		t.Fatal(err)
 	}
+	leftTime := filepath.Join(timeNSDir, ns)
+	if withTime {
+		if err := os.MkdirAll(timeNSDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := makeTimeNS(leftTime, 5000); err != nil {
+			t.Fatal(err)
+		}
+	}
 	left := exec.Command("ip", "netns", "exec", ns, "sleep", "300")
 	if err := left.Start(); err != nil {
 		t.Fatal(err)
@@ -76,6 +115,7 @@ func TestBedCleansUp(t *testing.T) {
 		deleteNamespace(ns)
 		deleteLink(br)
 		deleteCountTable(tbl)
+		removeTimeNS(leftTime)
 	})
 
 	t.Run("the next test", func(t *testing.T) {
@@ -90,6 +130,22 @@ func TestBedCleansUp(t *testing.T) {
 		}
 	})
 	assertGone(t, []string{ns}, br, tbl, nil)
+	if withTime {
+		assertTimeNSGone(t, []string{leftTime})
+	}
+}
+
+// assertTimeNSGone: the files of time namespaces are unmounted and gone.
+func assertTimeNSGone(t *testing.T, paths []string) {
+	t.Helper()
+	for _, p := range paths {
+		if isMounted(p) {
+			t.Errorf("time namespace %s is still mounted", p)
+		}
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("time namespace file %s is still there", p)
+		}
+	}
 }
 
 func assertGone(t *testing.T, namespaces []string, bridge, table string, pids []int) {
