@@ -181,8 +181,11 @@ type Config struct {
 	// same N. At most wire.MaxMembers.
 	Quorum int
 	// Lease (quorum mode) is how long after a heartbeat the leader leads
-	// on the acknowledgements of it. Longer than Heartbeat. Default
-	// SuspectAfter.
+	// on the acknowledgements of it. A leader that cannot renew it steps
+	// down one Heartbeat before it ends: its job gets SIGTERM then, and
+	// SIGKILL from its guard at the end. Longer than two heartbeats.
+	// Default SuspectAfter + Heartbeat (400ms): two heartbeats may be
+	// lost.
 	Lease time.Duration
 	// LeaseMargin (quorum mode) is how much longer than Lease the
 	// followers wait, after their last acknowledgement, before they
@@ -307,7 +310,7 @@ func (c *Config) Fill() {
 	}
 	if c.Quorum > 0 {
 		if c.Lease == 0 {
-			c.Lease = c.SuspectAfter
+			c.Lease = c.SuspectAfter + c.Heartbeat
 		}
 		if c.LeaseMargin == 0 {
 			c.LeaseMargin = max(c.Lease/10, election.MinLeaseMargin(c.Lease))
@@ -452,8 +455,8 @@ func (c *Config) Validate() error {
 		bad("quorum: %d out of range 0…%d", c.Quorum, wire.MaxMembers)
 	}
 	if c.Quorum > 0 {
-		if c.Lease <= c.Heartbeat {
-			bad("lease: %v must be longer than heartbeat (%v), or no heartbeat renews it in time", c.Lease, c.Heartbeat)
+		if c.Lease <= 2*c.Heartbeat {
+			bad("lease: %v must be longer than two heartbeats (%v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat)
 		}
 		if m := election.MinLeaseMargin(c.Lease); c.LeaseMargin < m {
 			bad("lease-margin: %v is less than %v, the clock drift of %v ppm over a lease of %v", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease)
@@ -530,6 +533,7 @@ func (c *Config) ElectionConfig() election.Config {
 		Algorithm:         c.Algorithm,
 		Quorum:            c.Quorum,
 		Lease:             c.Lease,
+		StopBefore:        c.Heartbeat,
 		LeaseMargin:       c.LeaseMargin,
 		InitialTerm:       c.initialTerm,
 	}

@@ -86,10 +86,18 @@ type Config struct {
 	Quorum int
 	// Lease (quorum mode) is how long after sending a heartbeat the
 	// leader may lead on the acknowledgements of it. Default SuspectAfter
-	// (300ms): two heartbeats may be lost without losing the lease. A
-	// crashed leader is replaced about Lease+LeaseMargin after the last
-	// acknowledgement, instead of SuspectAfter after the last heartbeat.
+	// (300ms): two heartbeats may be lost without losing the lease (the
+	// agent adds StopBefore). A crashed leader is replaced about
+	// Lease+LeaseMargin after the last acknowledgement, instead of
+	// SuspectAfter after the last heartbeat.
 	Lease time.Duration
+	// StopBefore (quorum mode): a leader that has not renewed its lease
+	// steps down this long before the lease ends, so that its driver can
+	// stop the job gently (SIGTERM) before the end of the lease, when the
+	// agent's job guard kills it. Lease − StopBefore must be longer than
+	// HeartbeatInterval. Default 0: at the end of the lease (the agent
+	// sets one heartbeat interval).
+	StopBefore time.Duration
 	// LeaseMargin (quorum mode) is added to Lease on the followers' side
 	// (the guard: no support for another leader, no election, until
 	// Lease+LeaseMargin after the last acknowledgement). It covers the
@@ -228,6 +236,9 @@ func (c Config) Validate() error {
 		pos("lease", c.Lease)
 		if c.Lease > 0 && c.HeartbeatInterval > 0 && c.Lease <= c.HeartbeatInterval {
 			errs = append(errs, fmt.Errorf("lease (%v): must be longer than the heartbeat interval (%v), or no heartbeat renews it in time", c.Lease, c.HeartbeatInterval))
+		}
+		if c.StopBefore < 0 || c.StopBefore > 0 && c.Lease-c.StopBefore <= c.HeartbeatInterval {
+			errs = append(errs, fmt.Errorf("stop before (%v): must not be negative, and must leave more than a heartbeat interval (%v) of the lease (%v)", c.StopBefore, c.HeartbeatInterval, c.Lease))
 		}
 		if m := MinLeaseMargin(c.Lease); c.LeaseMargin < m {
 			errs = append(errs, fmt.Errorf("lease margin (%v): must be at least %v for a lease of %v (clock drift up to %v ppm)", c.LeaseMargin, m, c.Lease, MaxClockDrift*1e6))

@@ -34,8 +34,9 @@ import (
 //     sent its claim number AckSeq, at its local time s. With acks from a
 //     majority (itself included) the lease runs to s + Lease, s being the
 //     latest send time that a majority acknowledged. A leader that cannot
-//     renew steps down (ActFollow, leader 0) at the end of its lease,
-//     then runs an election. Every Step checks the lease before anything
+//     renew steps down (ActFollow, leader 0) StopBefore ahead of the end
+//     of its lease (so that its driver can stop the job gently before the
+//     lease ends), then runs an election. Every Step checks the lease before anything
 //     else, so that a leader that wakes from a pause with its timers
 //     overdue steps down before it does anything.
 //  5. Why leases never overlap. Clock rates differ from the true rate by
@@ -124,10 +125,15 @@ func (c *core) guarded(id NodeID) bool {
 // checkLease is run first in every Step: a leader whose lease has run out
 // (a pause, overdue timers) steps down before it handles anything.
 func (c *core) checkLease() {
-	if c.state == StateLeader && c.q.confirmed && c.now >= c.q.leaseEnd && !c.cfg.UnsafeSkipWakeCheck {
+	if c.state == StateLeader && c.q.confirmed && c.now >= c.stepDownAt() && !c.cfg.UnsafeSkipWakeCheck {
 		c.loseLease()
 	}
 }
+
+// stepDownAt is when a leader that has not renewed its lease steps down:
+// StopBefore ahead of its end, so that the driver can stop the job gently
+// before the end of the lease.
+func (c *core) stepDownAt() time.Duration { return c.q.leaseEnd - c.cfg.StopBefore }
 
 // loseLease: the lease ran out, or a claim found no majority in time. The
 // node stops leading (the driver stops the job) and elects again, under
@@ -281,8 +287,8 @@ func (c *core) renew() {
 		base = q.scratch[len(q.scratch)-need]
 	}
 	end := base + c.cfg.Lease
-	if end <= c.now {
-		return
+	if end-c.cfg.StopBefore <= c.now {
+		return // a lease it would step down from at once
 	}
 	if !q.confirmed || q.leaseTerm != c.term {
 		if !q.confirmed || end > q.leaseEnd {
@@ -290,14 +296,14 @@ func (c *core) renew() {
 		}
 		q.confirmed, q.leaseTerm = true, c.term
 		c.emit(Action{Kind: ActBecomeLeader, Term: c.term})
-		c.setTimer(TimerLease, q.leaseEnd)
+		c.setTimer(TimerLease, c.stepDownAt())
 		// Tell the followers at once that this node leads.
 		c.claim()
 		return
 	}
 	if end > q.leaseEnd {
 		q.leaseEnd = end
-		c.setTimer(TimerLease, end)
+		c.setTimer(TimerLease, c.stepDownAt())
 	}
 }
 
@@ -331,10 +337,10 @@ func (c *core) onLeaseTimer() {
 	q := &c.q
 	if c.state == StateLeader {
 		switch {
-		case q.confirmed && c.now >= q.leaseEnd:
+		case q.confirmed && c.now >= c.stepDownAt():
 			c.loseLease()
 		case q.confirmed:
-			c.setTimer(TimerLease, q.leaseEnd)
+			c.setTimer(TimerLease, c.stepDownAt())
 		case c.now >= q.claimEnd:
 			c.loseLease()
 		default:

@@ -210,12 +210,20 @@ func Generate(seed uint64) Schedule {
 // GenerateQuorum makes the quorum-mode twin of the schedule of seed for
 // algorithm: the same cluster and faults, every node with Quorum = N (the
 // cluster's size) and a clock rate off by up to election.MaxClockDrift,
-// and in half of them one more fault: the leader paused for one to four
-// leases.
+// the agent's early step-down (StopBefore, a longer lease) in the even
+// seeds, and in half of them one more fault: the leader paused for one to
+// four leases.
 func GenerateQuorum(algorithm string, seed uint64) Schedule {
 	sch := GenerateFor(algorithm, seed)
 	sch.Config.Timing.Quorum = len(sch.Config.Nodes)
 	sch.Config.DriftPPM = int(election.MaxClockDrift * 1e6)
+	if seed%2 == 0 {
+		// The agent's timing: the leader steps down a heartbeat before
+		// the end of its lease, one heartbeat longer.
+		t := sch.Config.Timing.WithDefaults()
+		sch.Config.Timing.StopBefore = t.HeartbeatInterval
+		sch.Config.Timing.Lease = t.SuspectAfter + t.HeartbeatInterval
+	}
 	r := rand.New(rand.NewPCG(seed, 0x1ea5e))
 	if r.IntN(2) == 0 {
 		lease := sch.Config.Timing.WithDefaults().Lease

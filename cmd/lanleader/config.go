@@ -180,15 +180,18 @@ FLAGS
         --lease. Default 0.
     --lease DURATION
         With --quorum: how long after a heartbeat the leader may lead on
-        the acknowledgements of it; longer than --heartbeat. A crashed
+        the acknowledgements of it; longer than two heartbeats. A leader
+        that cannot renew it steps down one --heartbeat before it ends:
+        its job gets SIGTERM then, and SIGKILL at the end. A crashed
         leader is replaced about --lease + --lease-margin after its last
-        acknowledged heartbeat. Default --suspect-after (300ms).
+        acknowledged heartbeat. Default --suspect-after plus one
+        --heartbeat (400ms): two heartbeats may be lost in a row.
     --lease-margin DURATION
         With --quorum: how much longer than the lease the followers wait
         before they support another leader. It covers clock-rate drift
         between hosts, assumed at most 500 ppm (at least 2 x 500 ppm of
-        the lease: 301us for 300ms, refused below), and the time a job
-        takes to die of SIGKILL. Default a tenth of --lease (30ms).
+        the lease: 401us for 400ms, refused below), and the time a job
+        takes to die of SIGKILL. Default a tenth of --lease (40ms).
     --state-file FILE
         With --quorum: where this node keeps the last term it voted in,
         one line "voted_term N", written and fsynced before each vote goes
@@ -303,14 +306,14 @@ QUORUM MODE
     minority side of a partition has no leader (state follower or
     candidate, leader_id 0, in /status and lanleader_leader_info) and never
     runs the job; the majority side elects a leader once the old lease has
-    surely ended. A leader that cannot renew its lease steps down when it
-    ends, and checks it first thing after a pause.
+    surely ended. A leader that cannot renew its lease steps down a
+    heartbeat before it ends, and checks it first thing after a pause.
 
     The job's guard holds the lease too: it SIGKILLs the job's group when
     the lease ends, even while the agent itself is stopped (SIGSTOP, a
     frozen VM), and a job is started only within a lease. A leader that
-    steps down sends SIGTERM; the job then has until the end of the lease,
-    at most --job-grace. Nothing runs the job twice at once, on the
+    steps down sends SIGTERM; the job then has until the end of the lease
+    (a heartbeat, when the lease is lost), at most --job-grace. Nothing runs the job twice at once, on the
     assumptions that clocks run at the true rate within 500 ppm and that a
     SIGKILLed process stops within --lease-margin.
 
@@ -542,7 +545,7 @@ var runOptions = []option{
 		}
 		return err
 	}},
-	{"lease", kindDuration, "with --quorum: the leader's lease (default --suspect-after)", func(s *runSettings, v string) (err error) {
+	{"lease", kindDuration, "with --quorum: the leader's lease (default --suspect-after + --heartbeat)", func(s *runSettings, v string) (err error) {
 		s.cfg.Lease, err = parseDuration(v, false)
 		return err
 	}},

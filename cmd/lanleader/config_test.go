@@ -165,7 +165,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--preempt=false", "--preempt"}, func(c *agent.Config) {}},
 		{[]string{"--preempt-delay", "30s"}, func(c *agent.Config) { c.PreemptDelay = 30 * time.Second }},
 		{[]string{"--quorum", "5"}, func(c *agent.Config) {
-			c.Quorum, c.Lease, c.LeaseMargin = 5, 300*time.Millisecond, 30*time.Millisecond
+			c.Quorum, c.Lease, c.LeaseMargin = 5, 400*time.Millisecond, 40*time.Millisecond
 		}},
 		{[]string{"--quorum", "3", "--lease", "1s", "--lease-margin", "200ms", "--state-file", stateFile}, func(c *agent.Config) {
 			c.Quorum, c.Lease, c.LeaseMargin, c.StateFile = 3, time.Second, 200*time.Millisecond, stateFile
@@ -537,7 +537,7 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--quorum", "-1"}, []string{"--quorum: -1 out of range 0…1024"}},
 		{"", []string{"--quorum", "2000"}, []string{"--quorum: 2000 out of range 0…1024"}},
 		{"", []string{"--lease", "1s"}, []string{"lease: only with quorum (--quorum N)"}},
-		{"", []string{"--quorum", "3", "--lease", "100ms"}, []string{"lease: 100ms must be longer than heartbeat (100ms)"}},
+		{"", []string{"--quorum", "3", "--lease", "200ms"}, []string{"lease: 200ms must be longer than two heartbeats (200ms)"}},
 		{"", []string{"--quorum", "3", "--lease", "1s", "--lease-margin", "1ms"}, []string{"lease-margin: 1ms is less than 1.001ms, the clock drift of 500 ppm over a lease of 1s"}},
 		{"", []string{"--state-file", filepath.Join(dir, "state")}, []string{"state-file: only with quorum (--quorum N)"}},
 		{"", []string{"--quorum", "3", "--state-file", filepath.Join(dir, "no", "state")}, []string{"--state-file: state-file " + filepath.Join(dir, "no", "state") + ": its directory " + filepath.Join(dir, "no") + " does not exist"}},
