@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The job guard: the agent does not start the job itself but its own
@@ -206,7 +208,10 @@ func describeExit(st *os.ProcessState, err error) string {
 		return "unknown"
 	}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "killed by " + ws.Signal().String()
+		if name := unix.SignalName(ws.Signal()); name != "" {
+			return "killed by " + name // "killed by SIGKILL", not "killed by killed"
+		}
+		return fmt.Sprintf("killed by signal %d", int(ws.Signal()))
 	}
 	return fmt.Sprintf("exit status %d", st.ExitCode())
 }

@@ -236,7 +236,7 @@ while :; do sleep 0.05; done
 	if alive(child) {
 		t.Errorf("the job's child %d survived the SIGKILL of its group", child)
 	}
-	if js := a.Status().Job; js.LastExit != "killed by killed" {
+	if js := a.Status().Job; js.LastExit != "killed by SIGKILL" {
 		t.Errorf("last exit %q, want killed", js.LastExit)
 	}
 	if log := set.logs.String(); !strings.Contains(log, "did not stop within its grace period: SIGKILL") {
