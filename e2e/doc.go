@@ -23,6 +23,13 @@
 // the host's namespace, on a locked OS thread that enters it with setns,
 // so they reach the agent on the host's own loopback.
 //
+// A host may also have a clock of its own: a time namespace (made with
+// unshare --time and kept in a file under /run/llt-timens) whose
+// CLOCK_MONOTONIC is the machine's shifted by an offset; the agent is then
+// started with nsenter --time=FILE ip netns exec ..., the same pid all the
+// way. The quorum test gives each host an offset days apart from the
+// others, so that anything comparing monotonic times across hosts breaks.
+//
 // # Faults
 //
 //   - a process: SIGKILL (crash), SIGSTOP and SIGCONT (a paused host),
@@ -63,7 +70,8 @@
 // <tmp>/llt-bin-<pid>-<random>. Everything is removed by t.Cleanup (the
 // build by Main or RemoveBinary), also when a test fails: processes by
 // pid, then the namespaces (with their nftables rules), the veths, the
-// bridge and its counters. A new run first removes what a killed run left
+// bridge and its counters, the time namespaces (unmounted, their files
+// removed). A new run first removes what a killed run left
 // (objects whose pid is no longer a running test binary), killing the
 // processes left in those namespaces by pid.
 package e2e
