@@ -313,9 +313,10 @@ QUORUM MODE
     the lease ends, even while the agent itself is stopped (SIGSTOP, a
     frozen VM), and a job is started only within a lease. A leader that
     steps down sends SIGTERM; the job then has until the end of the lease
-    (a heartbeat, when the lease is lost), at most --job-grace. Nothing runs the job twice at once, on the
-    assumptions that clocks run at the true rate within 500 ppm and that a
-    SIGKILLed process stops within --lease-margin.
+    (a heartbeat, when the lease is lost), at most --job-grace. Nothing
+    runs the job twice at once, on the assumptions that clocks run at the
+    true rate within 500 ppm and that a SIGKILLed process stops within
+    --lease-margin.
 
     The term is the fencing token: every leadership has a larger one,
     never given twice (with --state-file). The job gets it as
