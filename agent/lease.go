@@ -61,7 +61,9 @@ func (a *Agent) toMono(d time.Duration) int64 {
 func (a *Agent) updateLease() {
 	l := &a.loop
 	st := a.machine.Status()
-	if a.sup == nil || a.cfg.Quorum == 0 || st.State != election.StateLeader || st.LeaseUntil <= 0 || !l.wantRun {
+	// Also while the job stops for a resign or a graceful stop: the node
+	// still holds its lease, and the job its grace period.
+	if a.sup == nil || a.cfg.Quorum == 0 || st.State != election.StateLeader || st.LeaseUntil <= 0 {
 		return
 	}
 	end := a.toMono(st.LeaseUntil)

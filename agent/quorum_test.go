@@ -151,6 +151,44 @@ func TestQuorumPausedLoop(t *testing.T) {
 	}
 }
 
+// TestQuorumResignGivesTheJobItsGrace: a leader that resigns still holds
+// its lease while its job stops, and keeps renewing it in the job's
+// guard: a job that takes a second to stop after SIGTERM gets that second
+// (within --job-grace), not the rest of one lease.
+func TestQuorumResignGivesTheJobItsGrace(t *testing.T) {
+	dir := t.TempDir()
+	stamps := filepath.Join(dir, "stamps")
+	job := writeScript(t, "slow.sh", `echo "start $LANLEADER_NODE_ID $(date +%s.%N) $LANLEADER_TERM $LANLEADER_LEADER_ID" >> "$1"
+trap 'sleep 1; echo "stop $LANLEADER_NODE_ID $(date +%s.%N)" >> "$1"; exit 0' TERM
+while :; do sleep 0.05; done
+`)
+	set := newAgentSet(t)
+	a := set.start(0, Config{Name: "node-1", NodeID: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast,
+		Quorum: 1, Job: []string{job, stamps}, JobGrace: 5 * time.Second})
+	startedAfter(t, stamps, 0, 1, electBound)
+	waitFor(t, "the job running", 5*time.Second, func() (bool, string) {
+		js := a.Status().Job
+		return js.State == "running", js.State
+	})
+	lease := a.machine.Config().Lease
+	t0 := time.Now()
+	if !a.Resign() {
+		t.Fatal("Resign: not leading")
+	}
+	waitFor(t, "the job stopped", 10*time.Second, func() (bool, string) {
+		js := a.Status().Job
+		return js.State == "stopped" || js.State == "backoff", js.State
+	})
+	took := time.Since(t0)
+	st := readStamps(t, stamps)
+	if len(st) < 2 || st[1].start || st[1].node != 1 {
+		t.Fatalf("the job did not stop by its own trap (killed at the end of a %v lease?): %+v, after %v", lease, st, took)
+	}
+	if js := a.Status().Job; js.LastExit != "exit status 0" || took < time.Second {
+		t.Errorf("the job stopped after %v with %q; want its second of grace and exit status 0", took.Round(time.Millisecond), js.LastExit)
+	}
+}
+
 func TestVotedTermFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state")
