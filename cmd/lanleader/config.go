@@ -312,8 +312,10 @@ QUORUM MODE
     The job's guard holds the lease too: it SIGKILLs the job's group when
     the lease ends, even while the agent itself is stopped (SIGSTOP, a
     frozen VM), and a job is started only within a lease. A leader that
-    steps down sends SIGTERM; the job then has until the end of the lease
-    (a heartbeat, when the lease is lost), at most --job-grace. Nothing
+    resigns or stops keeps its lease until its job has stopped (the job
+    gets its --job-grace); one that steps down for another reason sends
+    SIGTERM, and the job then has until the end of the lease (a
+    heartbeat, when the lease is lost), at most --job-grace. Nothing
     runs the job twice at once, on the assumptions that clocks run at the
     true rate within 500 ppm and that a SIGKILLed process stops within
     --lease-margin.
