@@ -67,6 +67,7 @@ type Agent struct {
 	checks   *checker    // nil without checks
 	notify   notifier
 	metaKick chan struct{} // capacity 1: push the metadata to the members
+	metaMu   sync.Mutex    // serialises memberlist's UpdateNode (metaPusher, Stop)
 	jobDirty chan struct{} // capacity 1: the job's status changed
 
 	loop loopState // owned by the event loop goroutine
@@ -354,6 +355,7 @@ func (a *Agent) pushMeta() {
 // newer one replaces it in the queue): a change (a job that stopped) goes
 // out at most metaPushWait after the one before it. A kick during a call
 // is kept (the channel holds one), so the last change is always sent.
+// Stop's own call (the leave) takes the same lock.
 func (a *Agent) metaPusher() {
 	for {
 		select {
@@ -361,7 +363,9 @@ func (a *Agent) metaPusher() {
 			return
 		case <-a.metaKick:
 		}
+		a.metaMu.Lock()
 		a.ml.UpdateNode(metaPushWait)
+		a.metaMu.Unlock()
 	}
 }
 
@@ -452,7 +456,11 @@ func (a *Agent) Stop(ctx context.Context) error {
 			timeout = min(timeout, time.Until(d))
 		}
 		if a.ml.NumMembers() > 1 {
+			// Not beside a push of metaPusher: UpdateNode is not safe
+			// to call twice at once.
+			a.metaMu.Lock()
 			a.ml.UpdateNode(timeout / 4)
+			a.metaMu.Unlock()
 		}
 		if lerr := a.ml.Leave(timeout); lerr != nil {
 			err = fmt.Errorf("leave: %w", lerr)
