@@ -58,9 +58,8 @@ func (a *Agent) toMono(d time.Duration) int64 {
 // in quorum mode and the lease has moved on. It runs after updateJob: the
 // lease is for the generation of the job that updateJob asked for, and
 // the supervisor starts no job of a generation without its lease.
-func (a *Agent) updateLease() {
+func (a *Agent) updateLease(st election.Status) {
 	l := &a.loop
-	st := a.machine.Status()
 	// Also while the job stops for a resign or a graceful stop: the node
 	// still holds its lease, and the job its grace period.
 	if a.sup == nil || a.cfg.Quorum == 0 || st.State != election.StateLeader || st.LeaseUntil <= 0 {
@@ -99,9 +98,9 @@ func (s *supervisor) setLease(end int64, gen uint64) {
 	}
 }
 
-// leaseFor is the end of the lease for generation gen: 0 when there is
-// none (quorum mode) or no lease is needed (math.MaxInt64, textbook
-// mode).
+// leaseFor is the end of the lease for generation gen: 0 when that
+// generation has none yet; math.MaxInt64 in textbook mode, which needs
+// no lease.
 func (s *supervisor) leaseFor(gen uint64) int64 {
 	if !s.quorum {
 		return math.MaxInt64

@@ -501,7 +501,7 @@ func (a *Agent) afterStep() {
 	st := a.machine.Status()
 	prev := l.prev
 	// After the job's want (updateJob): the lease is for its generation.
-	defer a.updateLease()
+	defer a.updateLease(st)
 	stepped := l.steppedDown
 	defer func() { l.steppedDown = false }()
 	if same := st; !stepped {

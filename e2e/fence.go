@@ -4,13 +4,11 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -548,25 +546,8 @@ func longestBeliefOverlap(bs []Belief, from, to time.Time) (time.Duration, Belie
 	return best, ba, bb
 }
 
-func latest(ts ...time.Time) time.Time {
-	m := ts[0]
-	for _, t := range ts[1:] {
-		if t.After(m) {
-			m = t
-		}
-	}
-	return m
-}
-
-func earliest(ts ...time.Time) time.Time {
-	m := ts[0]
-	for _, t := range ts[1:] {
-		if t.Before(m) {
-			m = t
-		}
-	}
-	return m
-}
+func latest(ts ...time.Time) time.Time   { return slices.MaxFunc(ts, time.Time.Compare) }
+func earliest(ts ...time.Time) time.Time { return slices.MinFunc(ts, time.Time.Compare) }
 
 var (
 	fenceJobMu   sync.Mutex
@@ -587,12 +568,8 @@ func buildFenceJob(t TB, dir string) string {
 		t.Fatalf("e2e: %v", err)
 	}
 	bin := filepath.Join(dir, "fencejob")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./e2e/internal/fencejob")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("e2e: go build ./e2e/internal/fencejob: %v\n%s", err, out)
+	if err := goBuild(root, "./e2e/internal/fencejob", bin); err != nil {
+		t.Fatalf("e2e: %v", err)
 	}
 	fenceJobBins[dir] = bin
 	return bin

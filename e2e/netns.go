@@ -151,17 +151,23 @@ func Binary() (string, error) {
 			return
 		}
 		bin := filepath.Join(buildDir, "lanleader")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/lanleader")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/lanleader in %s: %v\n%s", root, err, out)
-			return
+		if buildErr = goBuild(root, "./cmd/lanleader", bin); buildErr == nil {
+			binPath = bin
 		}
-		binPath = bin
 	})
 	return binPath, buildErr
+}
+
+// goBuild builds package pkg of the module at root into bin.
+func goBuild(root, pkg, bin string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s in %s: %v\n%s", pkg, root, err, out)
+	}
+	return nil
 }
 
 func moduleRoot() (string, error) {
