@@ -73,6 +73,7 @@ type Agent struct {
 	metaRepeats []time.Duration
 	updateNode  func(timeout time.Duration) error
 	jobDirty    chan struct{} // capacity 1: the job's status changed
+	syncKick    chan syncReq  // capacity 1: exchange state with this member now
 
 	loop loopState // owned by the event loop goroutine
 }
@@ -150,6 +151,7 @@ func New(cfg Config) (*Agent, error) {
 		a.loop.checks = append(a.loop.checks, CheckStatus{Command: c, OK: true, Weight: cfg.CheckWeight})
 	}
 	a.metaKick = make(chan struct{}, 1)
+	a.syncKick = make(chan syncReq, 1)
 	a.metaRepeats = metaRepeats
 	a.jobDirty = make(chan struct{}, 1)
 	a.notify = newNotifier(a.log.Warn)
@@ -311,6 +313,7 @@ func (a *Agent) Start() (err error) {
 	a.running.Store(true)
 	go a.run()
 	go a.metaPusher()
+	go a.syncer()
 	if a.sup != nil {
 		go a.sup.run()
 	}
@@ -396,6 +399,42 @@ func (a *Agent) metaPusher() {
 		if left > 0 {
 			repeat.Reset(time.Until(changed.Add(a.metaRepeats[len(a.metaRepeats)-left])))
 		}
+	}
+}
+
+// syncReq asks syncer for a state exchange with a member.
+type syncReq struct{ name, addr string }
+
+// syncer exchanges the membership state with a member when the loop asks
+// (a takeover waiting for the previous leader's job: see
+// jobWaitSyncEvery) and hands the member's metadata, as memberlist has it
+// after the exchange, to the loop. memberlist's Join with a member's
+// address is that exchange: both sides merge the other's view, the
+// member's own entry included. A failed exchange hands nothing: the
+// metadata memberlist has then is only what gossip brought.
+func (a *Agent) syncer() {
+	for {
+		var r syncReq
+		select {
+		case <-a.quit:
+			return
+		case r = <-a.syncKick:
+		}
+		if _, err := a.ml.Join([]string{r.addr}); err != nil {
+			a.log.Debug("state exchange failed", "name", r.name, "addr", r.addr, "err", oneLine(err))
+			continue
+		}
+		var md meta
+		found := false
+		for _, n := range a.ml.Members() {
+			if n.Name == r.name {
+				var err error
+				md, err = decodeMeta(n.Meta)
+				found = err == nil
+				break
+			}
+		}
+		a.call(func() { a.onSynced(r.name, md, found) })
 	}
 }
 

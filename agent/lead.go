@@ -19,6 +19,16 @@ import (
 // hundred milliseconds.
 const jobWaitMargin = 2 * time.Second
 
+// jobWaitSyncEvery: while a new leader waits for the previous leader's
+// job to stop, it exchanges state with that member (memberlist's
+// push-pull, over TCP) at once and then this often. The previous
+// leader's "job stopped" normally comes by gossip within a gossip round
+// (200 ms), but memberlist's broadcast queue can drop it (see
+// metaPusher), and then only the next periodic push-pull, up to 30 s
+// later, would carry it; its "job started" may not have come yet when
+// the wait begins. The exchange reads the member's own current metadata.
+const jobWaitSyncEvery = 500 * time.Millisecond
+
 // readyAfter: systemd is told READY=1 when the first election has settled
 // (this node leads or follows a leader), or this long after StartupWait.
 const readyAfter = 2 * time.Second
@@ -44,6 +54,7 @@ type leadState struct {
 	// takeover from a live leader), until jobWaitUntil.
 	jobWait      string
 	jobWaitUntil time.Duration
+	jobWaitSync  time.Duration // the next state exchange with jobWait's member
 
 	checks       []CheckStatus
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
@@ -87,13 +98,19 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		// a crash lost its job with it.
 		// In quorum mode no wait is needed: this node leads only after
 		// the previous leader's lease, and its job with it, has ended.
+		// The wait begins even when the gossip has not said that job
+		// runs: a job started a moment ago may not have been announced
+		// yet. It ends when the previous leader's metadata says its job
+		// is not running, by gossip or by a state exchange with it, the
+		// first of which starts now.
 		if a.sup != nil && a.cfg.Quorum == 0 && prev.Leader != 0 && prev.Leader != a.cfg.NodeID && !l.leaderLost {
 			for name, m := range l.members {
-				if m.alive() && m.metaOK && m.meta.NodeID == prev.Leader && m.meta.Job {
+				if m.alive() && m.metaOK && m.meta.NodeID == prev.Leader {
 					l.jobWait, l.jobWaitUntil = name, now+a.cfg.JobGrace+jobWaitMargin
+					l.jobWaitSync = now
 					a.log.Info("waiting for the previous leader's job to stop before starting ours",
-						"previous", name, "at_most", a.cfg.JobGrace+jobWaitMargin)
-					a.rearmAux()
+						"previous", name, "reported_running", m.meta.Job, "at_most", a.cfg.JobGrace+jobWaitMargin)
+					a.syncWait(now)
 				}
 			}
 		}
@@ -253,11 +270,42 @@ func (a *Agent) onMemberChanged(name string) {
 	}
 }
 
+// syncWait starts a state exchange with the member a takeover waits for,
+// when one is due (see jobWaitSyncEvery), and arms the aux timer.
+func (a *Agent) syncWait(now time.Duration) {
+	l := &a.loop
+	if l.jobWait != "" && now >= l.jobWaitSync && now < l.jobWaitUntil {
+		if m := l.members[l.jobWait]; m != nil && m.alive() {
+			select {
+			case a.syncKick <- syncReq{name: l.jobWait, addr: m.addr}:
+			default: // an exchange is under way
+			}
+		}
+		l.jobWaitSync = now + jobWaitSyncEvery
+	}
+	a.rearmAux()
+}
+
+// onSynced is a state exchange's result, run on the loop: the member's
+// metadata, fresh from the member itself. A takeover waiting for it ends
+// when its job is not running.
+func (a *Agent) onSynced(name string, md meta, ok bool) {
+	l := &a.loop
+	if l.jobWait == "" || l.jobWait != name || ok && md.Job {
+		return
+	}
+	a.log.Info("the previous leader's job has stopped", "previous", name)
+	l.jobWait = ""
+	l.dirty = true
+	a.updateJob()
+}
+
 // onAux handles the loop's own deadlines: the end of a takeover wait or
 // of a penalty, READY=1 by its deadline, the watchdog.
 func (a *Agent) onAux() {
 	l := &a.loop
 	now := a.now()
+	a.syncWait(now)
 	if l.jobWait != "" && now >= l.jobWaitUntil {
 		a.log.Warn("the previous leader's job is still reported running: starting ours anyway", "previous", l.jobWait,
 			"waited", a.cfg.JobGrace+jobWaitMargin)
@@ -293,6 +341,7 @@ func (a *Agent) rearmAux() {
 	}
 	if l.jobWait != "" {
 		at(l.jobWaitUntil)
+		at(l.jobWaitSync)
 	}
 	if l.penalised {
 		at(l.penaltyUntil)

@@ -383,6 +383,48 @@ func TestJobHandover(t *testing.T) {
 	}
 }
 
+// TestTakeoverWithoutGossip: a node that takes the leadership over from a
+// live leader starts its job once that leader's job has stopped, which
+// the old leader announces in its gossiped metadata. Here that gossip is
+// lost (host-1 drops host-2's memberlist UDP packets; memberlist's own
+// queue can lose such a broadcast too): host-1 must learn it by its
+// state exchanges with host-2 (memberlist's push-pull, over TCP) during
+// the wait, well before the wait's limit, --job-grace + 2 s = 22 s.
+func TestTakeoverWithoutGossip(t *testing.T) {
+	RequireNFT(t)
+	j := startJobLAN(t, 2, jobStampScript, true, func(dir string, i int) []string {
+		return []string{"--job-grace", "20s", "--check", fmt.Sprintf("test ! -e %s/fail-%d", dir, i+1), "--check-interval", "200ms"}
+	})
+	j.waitJob(1, j.obs.Start, startBound)
+	j.faultRules(t, 0, fmt.Sprintf(`iifname "eth0" ip saddr %s udp dport %d counter drop comment "gossip"`, j.Addr(1), 7946))
+
+	// host-2's check fails: host-1 (priority 100 against 50) takes over
+	// and waits for host-2's job, whose stop it hears of only by asking.
+	t0 := time.Now()
+	if err := os.WriteFile(filepath.Join(j.dir, "fail-2"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := j.waitJob(0, t0, 2*failoverBound)
+	t.Logf("check failed on the leader → the job started on host-1 %v later", s.at.Sub(t0).Round(time.Millisecond))
+	if n, err := j.Dropped(0); err != nil || n == 0 {
+		t.Errorf("host-1 dropped %d of host-2's gossip packets (%v): the fault did not bite", n, err)
+	}
+	log := j.procs[0].Log()
+	waited := logTimes(log, "waiting for the previous leader's job to stop before starting ours")
+	stopped := logTimes(log, "the previous leader's job has stopped")
+	if len(waited) != 1 || len(stopped) != 1 {
+		t.Fatalf("host-1 logged %d waits and %d ends of a wait, want 1 and 1", len(waited), len(stopped))
+	}
+	wait := stopped[0].Sub(waited[0])
+	t.Logf("host-1 waited %v for host-2's job", wait.Round(time.Millisecond))
+	if strings.Contains(log, "still reported running") || wait > 2*failoverBound {
+		t.Errorf("host-1 waited %v: it did not learn by a state exchange that host-2's job had stopped", wait)
+	}
+	if ov := jobOverlaps(readJobStamps(t, j.stamps)); len(ov) > 0 {
+		t.Errorf("the job ran twice at once: %q", ov)
+	}
+}
+
 // TestJobCrashLoopAndHooks: host-3's job fails at once, every time: it is
 // restarted with backoff, and at the third failure host-3 drops to
 // priority 1 and resigns; host-2 runs the job. Meanwhile the hooks: an
