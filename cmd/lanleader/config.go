@@ -289,7 +289,8 @@ JOB
     leader that resigns or stops stops its job before it sends RESIGN; a
     node that takes the leadership over from a live leader (preemption)
     starts its job only once that leader's job has stopped (it says so in
-    its membership metadata), or after --job-grace and 2s. A crashed
+    its membership metadata, and the new leader asks it directly every
+    500ms), or after --job-grace and 2s. A crashed
     agent's job dies with it: the job's group is led by a guard process
     (this program again) that the kernel signals when the agent dies, even
     by SIGKILL, and that stops the group as the agent would. (Processes
