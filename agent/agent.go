@@ -408,11 +408,11 @@ type syncReq struct{ name, addr string }
 
 // syncer exchanges the membership state with a member when the loop asks
 // (a takeover waiting for the previous leader's job: see
-// jobWaitSyncEvery) and hands the member's metadata, as memberlist has it
-// after the exchange, to the loop. memberlist's Join with a member's
-// address is that exchange: both sides merge the other's view, the
-// member's own entry included. A failed exchange hands nothing: the
-// metadata memberlist has then is only what gossip brought.
+// jobWaitSyncEvery) and then tells the loop. memberlist's Join with a
+// member's address is that exchange: both sides merge the other's view,
+// the member's own entry included, and a newer entry comes to the loop as
+// a membership update, queued before Join returns. A failed exchange is
+// not reported: what the loop knows then is only what gossip brought.
 func (a *Agent) syncer() {
 	for {
 		var r syncReq
@@ -425,17 +425,7 @@ func (a *Agent) syncer() {
 			a.log.Debug("state exchange failed", "name", r.name, "addr", r.addr, "err", oneLine(err))
 			continue
 		}
-		var md meta
-		found := false
-		for _, n := range a.ml.Members() {
-			if n.Name == r.name {
-				var err error
-				md, err = decodeMeta(n.Meta)
-				found = err == nil
-				break
-			}
-		}
-		a.call(func() { a.onSynced(r.name, md, found) })
+		a.call(func() { a.onSynced(r.name) })
 	}
 }
 

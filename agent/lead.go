@@ -286,12 +286,17 @@ func (a *Agent) syncWait(now time.Duration) {
 	a.rearmAux()
 }
 
-// onSynced is a state exchange's result, run on the loop: the member's
-// metadata, fresh from the member itself. A takeover waiting for it ends
-// when its job is not running.
-func (a *Agent) onSynced(name string, md meta, ok bool) {
+// onSynced runs on the loop after a state exchange with name: once the
+// updates it queued are applied, the loop's view of that member is the
+// member's own, and a takeover waiting for it ends when its job is not
+// running.
+func (a *Agent) onSynced(name string) {
 	l := &a.loop
-	if l.jobWait == "" || l.jobWait != name || ok && md.Job {
+	a.drainMembers()
+	if l.jobWait == "" || l.jobWait != name {
+		return
+	}
+	if m := l.members[name]; m != nil && m.alive() && m.metaOK && m.meta.Job {
 		return
 	}
 	a.log.Info("the previous leader's job has stopped", "previous", name)

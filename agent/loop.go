@@ -105,10 +105,7 @@ func (a *Agent) run() {
 				a.onPacket(p)
 			}
 		case <-a.del.queue.signal:
-			l.memq = a.del.queue.drain(l.memq[:0])
-			for _, ev := range l.memq {
-				a.onMember(ev)
-			}
+			a.drainMembers()
 		case <-l.timer.C:
 			if !l.leaving {
 				a.fire()
@@ -339,6 +336,15 @@ func (a *Agent) lastHeard(st election.Status) time.Duration {
 		return a.now()
 	}
 	return l.heardAt
+}
+
+// drainMembers applies the membership changes memberlist has queued.
+func (a *Agent) drainMembers() {
+	l := &a.loop
+	l.memq = a.del.queue.drain(l.memq[:0])
+	for _, ev := range l.memq {
+		a.onMember(ev)
+	}
 }
 
 // onBeacon joins the memberlist address a discovery beacon announces,
