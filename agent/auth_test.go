@@ -375,41 +375,32 @@ func keyedAgent(tb testing.TB) *Agent {
 // kind costs an agent beyond the system call (go test ./agent -run '^$'
 // -bench Accept). The figure × 50,000 packets/s is the CPU a 50,000
 // packets/s flood adds.
-func BenchmarkAcceptRandomBytes(b *testing.B) {
+func BenchmarkAccept(b *testing.B) {
 	a := keyedAgent(b)
 	macs := a.keys.macs()
 	junk := make([]byte, 1024)
 	rand.Read(junk)
-	var m wire.Message
-	for b.Loop() {
-		if r, _ := a.accept(junk, 255, &m, macs, 0); r != "magic" {
-			b.Fatal(r)
-		}
-	}
-}
-
-func BenchmarkAcceptUnsignedCoordinator(b *testing.B) {
-	a := keyedAgent(b)
-	macs := a.keys.macs()
-	p, _ := (&wire.Message{Type: wire.TypeCoordinator, Cluster: a.cluster, From: 99, Priority: 65535, Term: 1 << 40}).Append(nil)
-	var m wire.Message
-	for b.Loop() {
-		if r, _ := a.accept(p, 255, &m, macs, 0); r != "auth" {
-			b.Fatal(r)
-		}
-	}
-}
-
-func BenchmarkAcceptForgedTagCoordinator(b *testing.B) {
-	a := keyedAgent(b)
-	macs := a.keys.macs()
-	p, _ := (&wire.Message{Type: wire.TypeCoordinator, Flags: wire.FlagAuth, Cluster: a.cluster, From: 99, Priority: 65535, Term: 1 << 40}).Append(nil)
-	p = append(p, make([]byte, wire.TagLen)...)
-	var m wire.Message
-	for b.Loop() {
-		if r, _ := a.accept(p, 255, &m, macs, 0); r != "auth" {
-			b.Fatal(r)
-		}
+	coord := wire.Message{Type: wire.TypeCoordinator, Cluster: a.cluster, From: 99, Priority: 65535, Term: 1 << 40}
+	unsigned, _ := coord.Append(nil)
+	coord.Flags = wire.FlagAuth
+	forged, _ := coord.Append(nil)
+	forged = append(forged, make([]byte, wire.TagLen)...)
+	for _, c := range []struct {
+		name, reason string
+		p            []byte
+	}{
+		{"RandomBytes", "magic", junk},
+		{"UnsignedCoordinator", "auth", unsigned},
+		{"ForgedTagCoordinator", "auth", forged},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var m wire.Message
+			for b.Loop() {
+				if r, _ := a.accept(c.p, 255, &m, macs, 0); r != c.reason {
+					b.Fatal(r)
+				}
+			}
+		})
 	}
 }
 

@@ -255,8 +255,8 @@ func (a *Agent) onCheck(r checkResult) {
 	a.applyPriority()
 }
 
-// onMemberChanged: a member's metadata changed or it went away; a
-// takeover may be waiting for its job.
+// onMemberChanged: a member's metadata changed, it went away, or a state
+// exchange with it ended; a takeover may be waiting for its job.
 func (a *Agent) onMemberChanged(name string) {
 	l := &a.loop
 	if l.jobWait == "" || l.jobWait != name {
@@ -266,6 +266,7 @@ func (a *Agent) onMemberChanged(name string) {
 	if m == nil || !m.alive() || !m.metaOK || !m.meta.Job {
 		a.log.Info("the previous leader's job has stopped", "previous", name)
 		l.jobWait = ""
+		l.dirty = true
 		a.updateJob()
 	}
 }
@@ -291,18 +292,8 @@ func (a *Agent) syncWait(now time.Duration) {
 // member's own, and a takeover waiting for it ends when its job is not
 // running.
 func (a *Agent) onSynced(name string) {
-	l := &a.loop
 	a.drainMembers()
-	if l.jobWait == "" || l.jobWait != name {
-		return
-	}
-	if m := l.members[name]; m != nil && m.alive() && m.metaOK && m.meta.Job {
-		return
-	}
-	a.log.Info("the previous leader's job has stopped", "previous", name)
-	l.jobWait = ""
-	l.dirty = true
-	a.updateJob()
+	a.onMemberChanged(name)
 }
 
 // onAux handles the loop's own deadlines: the end of a takeover wait or

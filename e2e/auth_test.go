@@ -54,11 +54,6 @@ func startKeyedLAN(t *testing.T) *keyedLAN {
 		t.Fatal(err)
 	}
 	l.obs = n.Observe(t, observeEvery)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("leadership trace (s since the observer started):\n%s", l.obs.Trace(l.obs.Start))
-		}
-	})
 	for i := range authAgents {
 		l.procs = append(l.procs, l.start(i))
 	}

@@ -115,7 +115,6 @@ func startJobLAN(t *testing.T, hosts int, script string, agree bool, extra func(
 	j.obs = n.Observe(t, observeEvery)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("leadership trace:\n%s", j.obs.Trace(j.obs.Start))
 			b, _ := os.ReadFile(j.stamps)
 			t.Logf("job stamps:\n%s", b)
 		}

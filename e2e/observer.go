@@ -102,7 +102,8 @@ type Observer struct {
 var leadershipMsgs = []string{"became leader", "following", "no leader", "electing", "state", "not leading: node_id conflict"}
 
 // Observe starts an observer that polls every host every every. It stops
-// at the end of the test, or with Stop.
+// at the end of the test, or with Stop; at the end of a failed test it
+// first logs its trace.
 func (n *Net) Observe(t TB, every time.Duration) *Observer {
 	o := &Observer{
 		n: n, every: every, Start: time.Now(),
@@ -114,7 +115,12 @@ func (n *Net) Observe(t TB, every time.Duration) *Observer {
 		o.wg.Add(1)
 		go o.poll(i)
 	}
-	t.Cleanup(o.Stop)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("leadership trace (s since the observer started):\n%s", o.Trace(o.Start))
+		}
+		o.Stop()
+	})
 	return o
 }
 

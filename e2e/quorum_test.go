@@ -111,7 +111,6 @@ func startQuorumLAN(t *testing.T) *quorumLAN {
 		if !t.Failed() {
 			return
 		}
-		t.Logf("leadership trace (s since the observer started):\n%s", q.obs.Trace(q.obs.Start))
 		var b strings.Builder
 		for _, r := range q.stamps.Runs() {
 			fmt.Fprintf(&b, "%v\n", r)

@@ -53,13 +53,6 @@ func startLAN(t *testing.T, hosts int, extra ...string) *lan {
 	RequireNFT(t)
 	l := &lan{Net: n, t: t, extra: extra}
 	l.obs = n.Observe(t, observeEvery)
-	// Cleanups run last-registered first: this one after the agents are
-	// killed, before the observer stops and the Net shows the logs.
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("leadership trace (s since the observer started):\n%s", l.obs.Trace(l.obs.Start))
-		}
-	})
 	for i := range hosts {
 		l.procs = append(l.procs, l.start(i))
 	}
