@@ -469,9 +469,19 @@ func (a *Agent) Done() <-chan struct{} { return a.loopDone }
 // hold-off (at least PreemptDelay). It reports whether this node was
 // leading; it returns at once, before the job has stopped.
 func (a *Agent) Resign() bool {
-	var was bool
-	a.call(func() { was = a.beginResign("asked") })
-	return was
+	led, _ := a.resign()
+	return led
+}
+
+// resign is Resign that also returns the term of the leadership it
+// resigns, read in the same turn of the loop: by the time a caller could
+// read the status, the next leader's claim may have moved the term on.
+func (a *Agent) resign() (led bool, term uint64) {
+	a.call(func() {
+		term = a.machine.Status().Term
+		led = a.beginResign("asked")
+	})
+	return led, term
 }
 
 // Job is the job's status, nil without a job.

@@ -65,11 +65,14 @@ func (a *Agent) newHTTPServer() *http.Server {
 				return
 			}
 		}
-		led := a.Resign()
+		led, term := a.resign()
 		s := a.Status()
 		ans := resignAnswer{Resigned: led, State: s.State, Term: s.Term, NodeID: s.NodeID,
 			HoldOff: a.machine.Config().ResignHoldoff.String()}
-		if !led {
+		if led {
+			// The term resigned, not the one that may follow it.
+			ans.Term = term
+		} else {
 			ans.Error = "this node does not lead (state " + s.State + ")"
 			w.WriteHeader(http.StatusConflict)
 		}
