@@ -204,7 +204,7 @@ func TestAuthHostilePackets(t *testing.T) {
 		{"auth", forgedTag},                           // a tag made up
 		{"auth", sealWith(t, secretB, claim)},         // another key
 		{"auth", tampered},                            // a genuine packet, changed
-		{"trailing", genuine[:len(genuine)-1]},        // a genuine packet cut: too short for a tag, 15 bytes after the header
+		{"short", genuine[:len(genuine)-1]},           // a genuine packet cut: the tag moves, the claim number is a byte short
 		{"trailing", append(bytes.Clone(genuine), 0)}, // one byte more: the tag moves
 		{"auth", encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9})}, // our node_id, unsigned: no conflict
 		{"auth", encode(t, wire.Message{Type: wire.TypeDiscover, Cluster: cluster, From: 99, Priority: 1, Addr: netip.MustParseAddrPort("127.0.0.1:1")})},
@@ -224,9 +224,15 @@ func TestAuthHostilePackets(t *testing.T) {
 		t.Fatalf("an unsigned packet with the victim's node_id put it in conflict: %+v", st)
 	}
 
-	// The genuine packet is taken (the key holder's claim wins), once: sent
-	// again, and with an earlier incarnation, it is a replay.
+	// The genuine packet is taken (the key holder's claim wins, once it
+	// has answered the victim's PROBE with a signed VOUCH: a claim that
+	// would make a node leave a leader it hears waits for its claimant's
+	// answer), once: sent again, and with an earlier incarnation, it is a
+	// replay.
 	s.send(genuine, 255, to)
+	answer := claim
+	answer.Type, answer.Leader, answer.Seq = wire.TypeVouch, 99, 12
+	s.send(sealWith(t, secretA, answer), 255, to)
 	waitFor(t, "the signed claim taken", failoverBound, func() (bool, string) {
 		st := victim.Status()
 		return st.LeaderID == 99, fmt.Sprintf("%+v", st)
@@ -412,7 +418,7 @@ func FuzzAccept(f *testing.F) {
 	a := keyedAgent(f)
 	macs := a.keys.macs()
 	for _, typ := range []wire.Type{wire.TypeCoordinator, wire.TypeHeartbeat, wire.TypeElection} {
-		m := wire.Message{Type: typ, Cluster: a.cluster, From: 2, Priority: 100, Term: 3, Incarnation: 5, Seq: 1, Interval: 100}
+		m := wire.Message{Type: typ, Cluster: a.cluster, From: 2, Priority: 100, Term: 3, Incarnation: 5, Seq: 1, Claim: 1}
 		plain, _ := m.Append(nil)
 		f.Add(plain, uint8(255))
 		m.Flags = wire.FlagAuth

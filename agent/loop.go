@@ -47,9 +47,13 @@ type loopState struct {
 	members map[string]*member       // by memberlist name, other than this node
 	peers   map[uint64]peer          // who spoke to us, by node_id: the source of its last packet
 	kicked  map[string]time.Duration // beacon address → when it was last joined
+	// outsiders: node_ids of live members whose metadata keeps them out of
+	// elections (another algorithm, a bad election address): their
+	// election packets are dropped.
+	outsiders map[uint64]bool
 
-	armed    [8]bool
-	deadline [8]time.Duration
+	armed    [election.NumTimers]bool
+	deadline [election.NumTimers]time.Duration
 	timer    *time.Timer
 
 	buf  []byte
@@ -317,6 +321,12 @@ func (a *Agent) onPacket(p packet) {
 		a.onBeacon(p)
 		return
 	}
+	if l.outsiders[p.msg.From] {
+		// A member whose metadata keeps it out of elections (another
+		// algorithm): its claims, probes and answers would mislead ours.
+		a.met.PacketsDropped.WithLabelValues("outsider").Inc()
+		return
+	}
 	if p.src.IsValid() {
 		if _, known := l.peers[p.msg.From]; known || len(l.peers) < 4*wire.MaxMembers {
 			l.peers[p.msg.From] = peer{addr: p.src, key: election.Key{Priority: p.msg.Priority, ID: p.msg.From}, seen: p.at}
@@ -413,6 +423,12 @@ func (a *Agent) onMember(ev memberEvent) {
 			err = fmt.Errorf("it elects with --algorithm %s, this node with %s: every member must run the same", md.Algorithm, a.cfg.Algorithm)
 		}
 		m.meta, m.metaOK = md, err == nil
+		if oldOK || old.NodeID != 0 {
+			delete(l.outsiders, old.NodeID)
+		}
+		if err != nil && md.NodeID != 0 && md.NodeID != a.cfg.NodeID {
+			l.outsiders[md.NodeID] = true
+		}
 		if err != nil {
 			if !m.warnedMD {
 				a.log.Warn("member takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
@@ -438,6 +454,7 @@ func (a *Agent) onMember(ev memberEvent) {
 		// failed (its Node.State is stale there): a node that leaves
 		// gracefully says so in its metadata first.
 		m.status, m.changed = "dead", now
+		delete(l.outsiders, m.meta.NodeID)
 		verb := "member failed"
 		if m.metaOK && m.meta.Leaving {
 			m.status, verb = "left", "member left"

@@ -25,14 +25,14 @@ func TestMetaRoundTrip(t *testing.T) {
 		}
 	}
 	// The bytes are the protocol: pin one.
-	b := meta{Proto: 1, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
+	b := meta{Proto: 2, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
 		Election: netip.MustParseAddrPort("198.18.0.1:7947"), Leaving: true}.append(nil)
-	want := []byte{1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 4, 198, 18, 0, 1, 0x1f, 0x0b, 1}
+	want := []byte{1, 2, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 4, 198, 18, 0, 1, 0x1f, 0x0b, 1}
 	if string(b) != string(want) {
 		t.Errorf("meta bytes % x, want % x", b, want)
 	}
 	// The job flag is bit 1.
-	b = meta{Proto: 1, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
+	b = meta{Proto: 2, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
 		Election: netip.MustParseAddrPort("198.18.0.1:7947"), Leaving: true, Job: true}.append(nil)
 	if b[len(b)-1] != 3 {
 		t.Errorf("flags %#x with leaving and job, want 0x3", b[len(b)-1])
@@ -52,7 +52,7 @@ func TestMetaBad(t *testing.T) {
 		"address length": func() []byte { b := append([]byte{}, good...); b[13] = 5; return b }(),
 		"cut address":    good[:16],
 		"node id 0":      func() []byte { b := append([]byte{}, good...); copy(b[3:11], make([]byte, 8)); return b }(),
-		"protocol":       func() []byte { b := append([]byte{}, good...); b[1] = 2; return b }(),
+		"protocol":       func() []byte { b := append([]byte{}, good...); b[1] = 1; return b }(), // an agent of protocol version 1
 	}
 	for name, b := range cases {
 		if _, err := decodeMeta(b); !errors.Is(err, errMeta) {

@@ -103,10 +103,15 @@ func TestHostilePackets(t *testing.T) {
 	if now := l.Agreement(); now.Leader != ag.Leader || now.Term != ag.Term {
 		t.Fatalf("leadership moved: %+v, was %+v", now, ag)
 	}
-	// The same claim with TTL 255 is genuine to the protocol and is taken:
+	// The same claim with TTL 255 is genuine to the protocol and is taken
+	// (once its claimant has vouched for itself, as a claimant that hears
+	// answers the PROBE of a node it would take from a leader it hears):
 	// that proves the drops above were the filters' doing. (Forged claims
 	// are for authentication to stop.)
 	s.send(encode(t, claim), 255, to)
+	answer := claim
+	answer.Type, answer.Leader = wire.TypeVouch, 99
+	s.send(encode(t, answer), 255, to)
 	for victim.Status().LeaderID != 99 {
 		if time.Now().After(deadline) {
 			t.Fatalf("a well-formed claim with TTL 255 was not accepted: %+v", victim.Status())

@@ -35,6 +35,15 @@ type Bully struct {
 	// of that election, or of a later one).
 	committed     bool
 	committedTerm uint64
+	// answered: this node answered an ELECTION of answeredTerm while it
+	// heard its leader, and asks the leader first; the election it runs
+	// if the leader does not answer has taken that one over (commit).
+	answered     bool
+	answeredTerm uint64
+	// told: as leader, this node answered an ELECTION of its own term from
+	// node told with its claim, at term toldTerm.
+	told     NodeID
+	toldTerm uint64
 }
 
 // NewBully returns a machine for cfg after filling its defaults and
@@ -88,13 +97,19 @@ func (b *Bully) onElection(from Key, term uint64) {
 	}
 	if b.state == StateLeader {
 		// A leader's election would end with itself. A sender that is
-		// behind only needs to hear who leads. A sender that has seen our
-		// term and still elects either suspects us or cannot accept our
-		// claim (it recognised a larger leader for this term, now gone):
-		// the election ends here, under a fresh term everyone accepts.
-		if term < b.term {
+		// behind only needs to hear who leads. So does, at first, one that
+		// has seen our term: it missed our heartbeats, or cannot hear at
+		// all, and a fresh term would only make everyone follow anew (the
+		// textbook takes one at once). If it elects again at our term, it
+		// cannot accept our claim (it recognised a larger leader of this
+		// term, now gone): the election ends here, under a fresh term
+		// everyone accepts.
+		if term < b.term || term == b.term && !b.cfg.Textbook && (b.told != from.ID || b.toldTerm != term) {
 			b.send(from.ID, wire.TypeAnswer)
 			b.tellLeader(from.ID)
+			if term == b.term {
+				b.told, b.toldTerm = from.ID, term
+			}
 		} else {
 			b.becomeLeader()
 			b.send(from.ID, wire.TypeAnswer)
@@ -111,6 +126,17 @@ func (b *Bully) onElection(from Key, term uint64) {
 		// leadership, whose COORDINATOR is on its way to it. Running an
 		// election of our own would only repeat the one just finished.
 		if b.leader != 0 && term < b.term {
+			return
+		}
+		// Hardening: a follower that hears its leader takes an ELECTION
+		// from a key smaller than the leader's (one that cannot be taking
+		// over from it) as a reason to ask the leader (stability.go), not
+		// as proof of its death: the sender may be unable to hear. It
+		// elects (step 4) only if the leader does not answer within
+		// ConfirmTimeout.
+		if !b.cfg.Textbook && b.healthy() && from.Less(b.leaderKey()) {
+			b.answered, b.answeredTerm = true, max(term, b.answeredTerm)
+			b.confirmSuspicion(true)
 			return
 		}
 		b.startElection()
@@ -171,6 +197,10 @@ func (b *Bully) membersChanged() {}
 func (b *Bully) elect() {
 	b.cancelTimer(TimerCoordinator)
 	b.setState(StateCandidate)
+	if b.answered {
+		b.commit(b.answeredTerm)
+		b.answered = false
+	}
 	n := b.largerCount()
 	if n == 0 && b.now >= b.settleUntil {
 		b.becomeLeader()
@@ -187,6 +217,7 @@ func (b *Bully) elect() {
 // COORDINATOR.
 func (b *Bully) stop() {
 	b.phase = phaseNone
+	b.answered = false
 	b.cancelTimer(TimerAnswer)
 	b.cancelTimer(TimerCoordinator)
 }

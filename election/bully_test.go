@@ -540,7 +540,7 @@ func TestStep6LeaderSendsHeartbeatEveryInterval(t *testing.T) {
 	acts := n.expect(400*ms, fire(TimerHeartbeat),
 		"broadcast HEARTBEAT to all (4) term=1",
 		"set-timer heartbeat at 500ms")
-	want := wire.Message{Type: wire.TypeHeartbeat, From: 5, Priority: 100, Term: 1, Interval: 100}
+	want := wire.Message{Type: wire.TypeHeartbeat, From: 5, Priority: 100, Term: 1}
 	if len(acts) > 0 && (!msgEq(acts[0].Msg, want) || acts[0].Scope != ScopeAll) {
 		t.Errorf("HEARTBEAT action: got msg %+v scope %v, want msg %+v scope all", acts[0].Msg, acts[0].Scope, want)
 	}
@@ -1093,7 +1093,7 @@ func TestSetPriorityFollowerAboveLeaderTakesOver(t *testing.T) {
 func TestSetPriorityLeaderHeartbeatsAtOnce(t *testing.T) {
 	n := leaderOf(t, key(5), keys(1, 2, 3, 4))
 	acts := n.expect(320*ms, setPriority(50), "broadcast HEARTBEAT to all (4) term=1")
-	if want := (wire.Message{Type: wire.TypeHeartbeat, From: 5, Priority: 50, Term: 1, Interval: 100}); len(acts) > 0 && !msgEq(acts[0].Msg, want) {
+	if want := (wire.Message{Type: wire.TypeHeartbeat, From: 5, Priority: 50, Term: 1}); len(acts) > 0 && !msgEq(acts[0].Msg, want) {
 		t.Errorf("HEARTBEAT: got %+v, want %+v", acts[0].Msg, want)
 	}
 	if st := n.b.Status(); st.Self != (Key{50, 5}) || st.LeaderKey != (Key{50, 5}) {

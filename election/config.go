@@ -47,6 +47,25 @@ type Config struct {
 	// Default 4×AnswerTimeout (200ms): the answering node needs its own T
 	// before it can announce itself.
 	CoordinatorTimeout time.Duration
+	// ConfirmTimeout turns the detector's alarm into a question. A
+	// follower whose detector suspects the leader does not elect at once:
+	// it sends PROBE to every member, probeRounds times over
+	// ConfirmTimeout. The leader, and every member that heard it more
+	// recently than the follower did, answer with VOUCH; one answer that
+	// shows the leader alive is enough to keep following it. Only when
+	// none comes within ConfirmTimeout is the leader suspected. Default
+	// HeartbeatInterval/20 between 1ms and 5ms (5ms at the default
+	// heartbeat): a few round trips of a LAN, and all that confirming
+	// costs in a real failover. Ignored with Textbook.
+	ConfirmTimeout time.Duration
+	// Textbook runs the algorithms as the seeds describe them, without
+	// the stability hardening of stability.go: the detector's word is
+	// final (no confirmation), a follower runs its own election on every
+	// ELECTION it answers, a leader takes a fresh term for an ELECTION of
+	// its own term, claims are judged by term and key alone, and quorum
+	// mode elects without a pre-vote. For the tests that follow the seeds
+	// step by step and for comparisons; the agent never sets it.
+	Textbook bool
 	// StartupWait is how long a node that has just started listens for an
 	// existing leader before it runs an election of its own.
 	// Default SuspectAfter (300ms): a live leader is heard within it.
@@ -119,6 +138,12 @@ type Config struct {
 	// safe for the leases but not for the terms: a node that restarts may
 	// then vote again in a term it voted in before.
 	InitialTerm uint64
+	// UnsafeNoPrevote breaks quorum mode's pre-vote on purpose: a node
+	// elects without first hearing from a majority, so a node that cannot
+	// hear claims again and again and keeps the others from electing. It
+	// exists for the simulator's proof that its one-way-link check catches
+	// that. Never set it otherwise.
+	UnsafeNoPrevote bool
 	// UnsafeSkipWakeCheck breaks the lease on purpose: a leader that
 	// wakes up after a pause does not check its lease before handling
 	// what came in meanwhile. It exists for the simulator's proof that its
@@ -171,6 +196,9 @@ func (c *Config) fill() {
 	if c.CoordinatorTimeout == 0 {
 		c.CoordinatorTimeout = 4 * c.AnswerTimeout
 	}
+	if c.ConfirmTimeout == 0 {
+		c.ConfirmTimeout = min(max(c.HeartbeatInterval/20, time.Millisecond), 5*time.Millisecond)
+	}
 	if c.StartupWait == 0 {
 		c.StartupWait = c.SuspectAfter
 	}
@@ -213,6 +241,10 @@ func (c Config) Validate() error {
 	pos("answer timeout", c.AnswerTimeout)
 	pos("coordinator timeout", c.CoordinatorTimeout)
 	pos("startup wait", c.StartupWait)
+	pos("confirm timeout", c.ConfirmTimeout)
+	if c.ConfirmTimeout > 0 && c.SuspectAfter > 0 && c.Detector == nil && c.ConfirmTimeout >= c.SuspectAfter {
+		errs = append(errs, fmt.Errorf("confirm timeout (%v): must be shorter than suspect after (%v)", c.ConfirmTimeout, c.SuspectAfter))
+	}
 	pos("resign hold-off", c.ResignHoldoff)
 	if c.PreemptDelay < 0 {
 		errs = append(errs, fmt.Errorf("preempt delay: must not be negative, got %v", c.PreemptDelay))

@@ -127,6 +127,8 @@ type core struct {
 
 	// q is the quorum mode's state (quorum.go); unused when cfg.Quorum is 0.
 	q quorum
+	// st is the state of confirmations and pre-votes (stability.go).
+	st stability
 
 	now  time.Duration
 	acts []Action
@@ -221,7 +223,7 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 		c.onMemberDown(ev.Member.ID)
 	case EvSuspectLeader:
 		if c.leader != 0 && c.leader != c.self.ID {
-			c.suspectLeader()
+			c.confirmSuspicion(true)
 		}
 	case EvResign:
 		if c.state == StateLeader {
@@ -270,9 +272,9 @@ func (c *core) onTimer(t TimerKind) {
 			c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
 		}
 	case TimerSuspect:
-		if c.leader != 0 && c.leader != c.self.ID {
+		if c.leader != 0 && c.leader != c.self.ID && !c.st.confirming {
 			if c.det.Suspect(c.now) {
-				c.suspectLeader()
+				c.confirmSuspicion(false)
 			} else if at, ok := c.det.SuspectAt(); ok {
 				c.setTimer(TimerSuspect, at)
 			}
@@ -281,6 +283,12 @@ func (c *core) onTimer(t TimerKind) {
 		c.reconsider()
 	case TimerLease:
 		c.onLeaseTimer()
+	case TimerConfirm:
+		c.onConfirmTimer()
+	case TimerPrevote:
+		c.onPrevoteTimer()
+	case TimerResend:
+		c.onResendTimer()
 	}
 }
 
@@ -352,6 +360,10 @@ func (c *core) onMessage(m *wire.Message) {
 		}
 	case wire.TypeResign:
 		c.onResign(k, m.Term)
+	case wire.TypeProbe:
+		c.onProbe(m, k)
+	case wire.TypeVouch:
+		c.onVouch(m, k)
 	default:
 		c.e.onMessage(m, k)
 	}
@@ -366,12 +378,33 @@ func (c *core) accepts(from Key, term uint64) bool {
 		term == c.term && (c.termLeader == 0 || from.ID == c.termLeader || c.termLeaderKey.Less(from))
 }
 
+// leaderKey is the key of the leader followed, as membership knows it now.
+func (c *core) leaderKey() Key {
+	if k, ok := c.members[c.leader]; ok {
+		return k
+	}
+	return c.termLeaderKey
+}
+
 // onClaim handles COORDINATOR and HEARTBEAT, both a claim to lead with a
 // term (and the ring family's announcements, relayed on the ring). A
 // higher term wins; on an equal term the larger key wins; a node never
 // recognises two leaders of one term unless the second is larger.
 func (c *core) onClaim(from Key, term uint64) {
+	if !c.cfg.Textbook && c.state == StateFollower && from.ID != c.leader && c.healthy() && from.Less(c.leaderKey()) {
+		// Stickiness: the leader followed is heard, and this claimant could
+		// not take over from it. A node that cannot hear claims like this.
+		return
+	}
 	if !c.accepts(from, term) {
+		if c.state == StateLeader && c.quorumOn() && !c.q.confirmed && term == c.term && !c.cfg.Textbook {
+			// A split vote: a smaller claimant of our own term holds votes
+			// that our claim needs, and its voters vote no more in this
+			// term. Claim again under a fresh term at once rather than at
+			// the end of ClaimWait: they follow us, and vote in it.
+			c.becomeLeader()
+			return
+		}
 		if c.state == StateLeader {
 			// A stale or smaller leader: tell it who leads now.
 			c.tellLeader(from.ID)
@@ -383,6 +416,9 @@ func (c *core) onClaim(from Key, term uint64) {
 		// once take over again. Lead on under a term above its own
 		// instead, without stepping down in between.
 		c.becomeLeader()
+		return
+	}
+	if c.askClaimant(from, term) {
 		return
 	}
 	if c.state == StateCandidate && from.Less(c.self) && (c.e.overrules(from, term) || c.mayPreempt(from)) {
@@ -451,7 +487,16 @@ func (c *core) onMemberDown(id NodeID) {
 	delete(c.excluded, id)
 	wasLeader := id == c.leader
 	if wasLeader {
-		c.suspectLeader()
+		if c.healthy() && !c.cfg.Textbook {
+			// Membership says it is dead, its heartbeats say otherwise: a
+			// lossy network fools SWIM too, and a leader that really died
+			// is suspected by the detector (SuspectAfter) long before
+			// membership declares it dead (seconds). Follow it on; the
+			// detector judges it, and membership will report it back.
+			wasLeader = false
+		} else {
+			c.suspectLeader()
+		}
 	}
 	c.e.memberDown(id, wasLeader)
 }
@@ -491,6 +536,8 @@ func (c *core) onConflict(on bool) {
 		}
 		c.e.stop()
 		c.cancelTimer(TimerStartup)
+		c.stopConfirm()
+		c.stopPrevote()
 		c.state = StateConflict
 		return
 	}
@@ -522,6 +569,10 @@ func (c *core) startElection() {
 	}
 	c.q.pending = false
 	c.cancelTimer(TimerStartup)
+	if c.quorumOn() {
+		c.prevote()
+		return
+	}
 	c.e.elect()
 }
 
@@ -542,6 +593,8 @@ func (c *core) lead(term uint64, announce bool) {
 	c.e.stop()
 	c.cancelTimer(TimerStartup)
 	c.cancelTimer(TimerSuspect)
+	c.stopConfirm()
+	c.stopPrevote()
 	c.det.Reset()
 	c.setState(StateLeader)
 	if c.quorumOn() {
@@ -566,8 +619,10 @@ func (c *core) follow(k Key, term uint64) {
 	changed := c.reportedLeader != vis || c.reportedTerm != term
 	if c.leader != k.ID {
 		// Another leader (or the old one back after a suspicion): an
-		// election put off for the guard is no longer wanted.
+		// election put off for the guard, or waiting for its pre-votes, is
+		// no longer wanted.
 		c.q.pending = false
+		c.stopPrevote()
 	}
 	if c.state == StateLeader {
 		c.cancelTimer(TimerHeartbeat)
@@ -592,6 +647,8 @@ func (c *core) follow(k Key, term uint64) {
 // suspicion deadline.
 func (c *core) observeLeader() {
 	c.det.Observe(c.now)
+	c.st.lastHeard, c.st.heardSelf = c.now, c.now
+	c.stopConfirm()
 	if at, ok := c.det.SuspectAt(); ok {
 		c.setTimer(TimerSuspect, at)
 	}
@@ -607,6 +664,7 @@ func (c *core) suspectLeader() {
 	}
 	c.leader = 0
 	c.cancelTimer(TimerSuspect)
+	c.stopConfirm()
 	c.det.Reset()
 	c.emit(Action{Kind: ActFollow, Term: c.term})
 	if c.state == StateCandidate {
@@ -700,9 +758,6 @@ func (c *core) send(to NodeID, t wire.Type) {
 
 func (c *core) broadcast(t wire.Type, scope Scope, count int) {
 	m := c.header(t)
-	if t == wire.TypeHeartbeat {
-		m.Interval = uint32(c.cfg.HeartbeatInterval / time.Millisecond)
-	}
 	c.emit(Action{Kind: ActBroadcast, Msg: m, Scope: scope, Count: count})
 }
 

@@ -55,6 +55,9 @@ func newNode(t *testing.T, self Key, members []Key, opts ...func(*Config)) tnode
 	t.Helper()
 	cfg := DefaultConfig(self.ID)
 	cfg.Priority = self.Priority
+	// The step-by-step tests follow the seeds; hardened() turns the
+	// stability hardening back on.
+	cfg.Textbook = true
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -189,9 +192,6 @@ func itoa(u uint64) string {
 // claim is a message of type typ from the node with key from, carrying term.
 func claim(typ wire.Type, from Key, term uint64) Event {
 	m := wire.Message{Type: typ, From: from.ID, Priority: from.Priority, Term: term}
-	if typ == wire.TypeHeartbeat {
-		m.Interval = uint32(tHB / ms)
-	}
 	return Event{Kind: EvMessage, Msg: m}
 }
 
@@ -215,6 +215,9 @@ var (
 
 // noPreempt and preemptDelay are Config options.
 func noPreempt(c *Config) { c.Preempt = false }
+
+// hardened runs the machine as the agent does: with stability.go.
+func hardened(c *Config) { c.Textbook = false }
 
 func preemptDelay(d time.Duration) func(*Config) {
 	return func(c *Config) { c.PreemptDelay = d }

@@ -60,7 +60,7 @@ func TestReadmeDefaultsMatchDefaultConfig(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"Priority", "HeartbeatInterval", "SuspectAfter", "AnswerTimeout", "CoordinatorTimeout", "StartupWait", "Preempt", "PreemptDelay", "ResignHoldoff"} {
+	for _, name := range []string{"Priority", "HeartbeatInterval", "SuspectAfter", "AnswerTimeout", "CoordinatorTimeout", "StartupWait", "Preempt", "PreemptDelay", "ResignHoldoff", "ConfirmTimeout"} {
 		if !seen[name] {
 			t.Errorf("README's defaults table has no row for %s", name)
 		}

@@ -27,6 +27,7 @@ func newMachine(t *testing.T, alg string, self Key, members []Key, opts ...func(
 	cfg := DefaultConfig(self.ID)
 	cfg.Priority = self.Priority
 	cfg.Algorithm = alg
+	cfg.Textbook = true // the step-by-step tests follow the seeds
 	for _, o := range opts {
 		o(&cfg)
 	}

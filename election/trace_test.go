@@ -43,6 +43,8 @@ import (
 //	    [preempt=false] [preempt-delay=1s]   options for all of them
 //	    [algorithm=ring]       the algorithm they run (default bully)
 //	    [ring-order=descending|shuffle:SEED]  Config.RingOrder
+//	    [hardened]             as the agent runs them: the stability
+//	                           hardening on (without: Config.Textbook)
 //	start all | start ID...    start (or restart, with a fresh machine) nodes;
 //	                           each is told the other live nodes (EvMemberUp)
 //	                           and the live nodes are told about it
@@ -54,7 +56,9 @@ import (
 //	priority ID P              EvSetPriority(P) at ID
 //	conflict ID on|off         EvConflict at ID
 //	partition 1 2 | 3 4 5      drop every message between the groups
-//	heal                       end all partitions
+//	deaf ID...                 drop every message to these nodes (their
+//	                           input is cut; they still send)
+//	heal                       end all partitions and deaf nodes
 //	stabilize                  deliver until no message is in flight
 //	advance D                  deliver, then move the clock by D, firing the
 //	                           timers that come due and delivering after each
@@ -258,16 +262,19 @@ func TestTraceNetRejectsBadCommands(t *testing.T) {
 
 // traceNet is the in-test network of the scenarios.
 type traceNet struct {
-	t       *testing.T
-	now     time.Duration
-	order   []NodeID
-	nodes   map[NodeID]*traceNode
-	opts    []func(*Config)
-	alg     string
-	queue   []envelope
-	cut     map[[2]NodeID]bool
-	out     []string
-	stepped int
+	t     *testing.T
+	now   time.Duration
+	order []NodeID
+	nodes map[NodeID]*traceNode
+	opts  []func(*Config)
+	// hardened: the machines run with the stability hardening, as the
+	// agent does; without it they follow the seeds (Config.Textbook).
+	hardened bool
+	alg      string
+	queue    []envelope
+	cut      map[[2]NodeID]bool
+	out      []string
+	stepped  int
 }
 
 type traceNode struct {
@@ -327,6 +334,8 @@ func (w *traceNet) run(line string) ([]string, error) {
 		err = w.cmdConflict(args)
 	case "partition":
 		err = w.cmdPartition(args)
+	case "deaf":
+		err = w.cmdDeaf(args)
 	case "heal":
 		w.cut = nil
 	case "stabilize":
@@ -361,6 +370,8 @@ func (w *traceNet) cmdNodes(args []string) error {
 		switch {
 		case a == "preempt=false":
 			w.opts = append(w.opts, noPreempt)
+		case a == "hardened":
+			w.hardened = true
 		case a == "ring-order=descending":
 			w.opts = append(w.opts, func(c *Config) { c.RingOrder.Descending = true })
 		case strings.HasPrefix(a, "ring-order=shuffle:"):
@@ -475,6 +486,7 @@ func (w *traceNet) cmdStart(args []string) error {
 	for _, n := range ns {
 		cfg := DefaultConfig(n.key.ID)
 		cfg.Priority = n.key.Priority
+		cfg.Textbook = !w.hardened
 		if w.alg != "" {
 			cfg.Algorithm = w.alg
 		}
@@ -569,6 +581,24 @@ func (w *traceNet) cmdPartition(args []string) error {
 				for _, y := range b {
 					w.cut[[2]NodeID{x, y}] = true
 				}
+			}
+		}
+	}
+	return nil
+}
+
+func (w *traceNet) cmdDeaf(args []string) error {
+	ns, err := w.nodeArgs(args)
+	if err != nil {
+		return err
+	}
+	if w.cut == nil {
+		w.cut = make(map[[2]NodeID]bool)
+	}
+	for _, n := range ns {
+		for id := range w.nodes {
+			if id != n.key.ID {
+				w.cut[[2]NodeID{id, n.key.ID}] = true
 			}
 		}
 	}

@@ -62,10 +62,17 @@ const (
 	TimerPreempt                      // end of preempt_delay
 	TimerHoldoff                      // end of a resign hold-off
 	TimerLease                        // quorum mode: leader: end of its lease or claim; follower: end of its guard
+	TimerConfirm                      // follower: the next PROBE, or the end of the confirmation of a suspicion
+	TimerPrevote                      // quorum mode: the next PROBE of a pre-vote, the end of one, or the next try
+	TimerResend                       // quorum mode: leader: re-send the latest claim to whoever has not acknowledged it
 	numTimers
 )
 
-var timerNames = [...]string{"startup", "answer", "coordinator", "heartbeat", "suspect", "preempt", "holdoff", "lease"}
+// NumTimers is the number of timer kinds: a driver that keeps one
+// deadline per kind sizes its table with it.
+const NumTimers = int(numTimers)
+
+var timerNames = [...]string{"startup", "answer", "coordinator", "heartbeat", "suspect", "preempt", "holdoff", "lease", "confirm", "prevote", "resend"}
 
 func (t TimerKind) String() string {
 	if int(t) < len(timerNames) {

@@ -186,9 +186,9 @@ lanleader_job_running GAUGE {} 1
 lanleader_leader_changes_total COUNTER {} 1
 lanleader_leader_info GAUGE {leader_id,leader_name} 1
 lanleader_members GAUGE {status} 4
-lanleader_messages_received_total COUNTER {type} 14
-lanleader_messages_sent_total COUNTER {type} 14
-lanleader_packets_dropped_total COUNTER {reason} 13
+lanleader_messages_received_total COUNTER {type} 16
+lanleader_messages_sent_total COUNTER {type} 16
+lanleader_packets_dropped_total COUNTER {reason} 14
 lanleader_priority GAUGE {} 1
 lanleader_state GAUGE {state} 5
 lanleader_term GAUGE {} 1

@@ -48,6 +48,7 @@ var DropReasons = []string{
 	"addr",     // a discovery beacon announcing an address other than its sender's
 	"auth",     // with a key: no tag, or a tag that does not verify (without a key: a signed packet)
 	"replay",   // with a key: a sequence number seen before, or an earlier run of its sender
+	"outsider", // from a member that takes no part in elections (it runs another --algorithm)
 }
 
 // Hooks lists the values of the hook label of lanleader_hook_runs_total.

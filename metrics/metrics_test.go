@@ -179,7 +179,7 @@ func TestMessageTypesAreWireNames(t *testing.T) {
 	// this list (and the README) when it does.
 	want := []string{"ELECTION", "ANSWER", "COORDINATOR", "HEARTBEAT", "HEARTBEAT_ACK",
 		"RESIGN", "DISCOVER", "RING_ELECTION", "RING_COORDINATOR", "RING_ACK",
-		"CR_ELECTION", "CR_ELECTED", "HS_PROBE", "HS_REPLY"}
+		"CR_ELECTION", "CR_ELECTED", "HS_PROBE", "HS_REPLY", "PROBE", "VOUCH"}
 	if !slices.Equal(MessageTypes, want) {
 		t.Errorf("MessageTypes = %q\nwant %q", MessageTypes, want)
 	}
@@ -202,7 +202,7 @@ func TestLabelValueListsAreUnique(t *testing.T) {
 		}
 	}
 	wantDrops := []string{"short", "magic", "version", "type", "length", "trailing",
-		"cluster", "ttl", "self", "conflict", "addr", "auth", "replay"}
+		"cluster", "ttl", "self", "conflict", "addr", "auth", "replay", "outsider"}
 	if !slices.Equal(DropReasons, wantDrops) {
 		t.Errorf("DropReasons = %q, want %q", DropReasons, wantDrops)
 	}
@@ -248,6 +248,7 @@ lanleader_packets_dropped_total{reason="cluster"} 0
 lanleader_packets_dropped_total{reason="conflict"} 0
 lanleader_packets_dropped_total{reason="length"} 0
 lanleader_packets_dropped_total{reason="magic"} 0
+lanleader_packets_dropped_total{reason="outsider"} 0
 lanleader_packets_dropped_total{reason="replay"} 0
 lanleader_packets_dropped_total{reason="self"} 0
 lanleader_packets_dropped_total{reason="short"} 0

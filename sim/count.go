@@ -28,9 +28,9 @@ func (c Case) String() string { return [...]string{"best", "worst", "all"}[c] }
 type ElectionCount struct {
 	N        int
 	Case     Case
-	Messages [16]int // the algorithm's view: a broadcast to k members counts k
-	Packets  [16]int // multicast: a broadcast is one packet
-	Unicast  [16]int // unicast fan-out: a broadcast is one packet per member
+	Messages [wire.NumTypes]int // the algorithm's view: a broadcast to k members counts k
+	Packets  [wire.NumTypes]int // multicast: a broadcast is one packet
+	Unicast  [wire.NumTypes]int // unicast fan-out: a broadcast is one packet per member
 	Leader   election.NodeID
 	Took     time.Duration // from the suspicion to the last node following the new leader
 }
@@ -46,7 +46,7 @@ var electionTypes = []wire.Type{wire.TypeElection, wire.TypeAnswer, wire.TypeCoo
 var countedTypes = append([]wire.Type{wire.TypeRingAck}, electionTypes...)
 
 // Total sums counts over the election's message types.
-func total(c *[16]int) int {
+func total(c *[wire.NumTypes]int) int {
 	n := 0
 	for _, t := range electionTypes {
 		n += c[t]
@@ -105,6 +105,10 @@ type Election struct {
 	All     bool
 	Noticer int
 	Seed    uint64
+	// Hardened runs the machines as the agent does (election's stability
+	// hardening); without it they follow the seeds (Config.Textbook), whose
+	// message counts the textbook states.
+	Hardened bool
 }
 
 // Measure runs the election e describes and counts what it cost, from the
@@ -132,6 +136,7 @@ func Prepare(e Election) (*Sim, error) {
 	timing := DefaultTiming()
 	timing.SuspectAfter = time.Hour // only the injected suspicion counts
 	timing.RingOrder = e.Order
+	timing.Textbook = !e.Hardened
 	cfg := Config{
 		Seed:            e.Seed,
 		Algorithm:       e.Algorithm,

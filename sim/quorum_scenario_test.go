@@ -33,8 +33,15 @@ func TestQuorumPartitionMinorityHasNoLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The leader, 5, with 4 on its side: a minority.
+	old, _ := s.Status(4)
+	if old.State != election.StateLeader || old.LeaseUntil == 0 {
+		t.Fatalf("n5 before the cut: %+v, want the leader with a lease", old)
+	}
 	s.Partition([]int{3, 4})
 	cut := s.Now()
+	// Cut off from every acknowledgement of the majority, n5 renews its
+	// lease no more: it runs out at this global time.
+	leaseEnd := s.nodes[4].global(old.LeaseUntil)
 	var majorityAt time.Duration
 	s.RunWhile(4*time.Second, func() bool {
 		if majorityAt == 0 {
@@ -57,10 +64,10 @@ func TestQuorumPartitionMinorityHasNoLeader(t *testing.T) {
 	}
 	// 5's last acknowledged heartbeat was at most 100ms before the cut:
 	// its lease ran out by cut+300ms, the guards by cut+330ms (plus drift).
-	if majorityAt < cut+300*time.Millisecond {
-		t.Errorf("the majority elected %v after the cut, before the old lease could have run out", majorityAt-cut)
+	if majorityAt < leaseEnd || leaseEnd > cut+300*time.Millisecond {
+		t.Errorf("the majority elected %v after the cut; n5's lease ran out %v after it", majorityAt-cut, leaseEnd-cut)
 	}
-	t.Logf("partition at %v: the majority side leads again %v later", cut, majorityAt-cut)
+	t.Logf("partition at %v: n5's lease ran out %v later, the majority side leads again %v later", cut, leaseEnd-cut, majorityAt-cut)
 	s.Heal()
 	s.RunUntil(8 * time.Second)
 	if err := s.Converged(true); err != nil {

@@ -206,9 +206,9 @@ type node struct {
 	ppm     int64  // clock-rate error of this incarnation, parts per million
 	voted   uint64 // quorum mode: the VotedTerm kept across restarts (its stable storage)
 	seq     uint32
-	timers  [16]uint64 // generation of each timer kind
-	pending []*event   // what came due or arrived while paused, in order
-	backlog int        // packets among pending
+	timers  [election.NumTimers]uint64 // generation of each timer kind
+	pending []*event                   // what came due or arrived while paused, in order
+	backlog int                        // packets among pending
 }
 
 // Sim is a deterministic simulated cluster: N election machines (all of
@@ -248,9 +248,9 @@ type Sim struct {
 // Stats counts messages (the algorithm's view: a broadcast to k members
 // counts k) and packets (the wire's view: a multicast counts once) by type.
 type Stats struct {
-	Messages  [16]int
-	Packets   [16]int
-	Unicast   [16]int // packets had every broadcast been a unicast fan-out
+	Messages  [wire.NumTypes]int
+	Packets   [wire.NumTypes]int
+	Unicast   [wire.NumTypes]int // packets had every broadcast been a unicast fan-out
 	Dropped   int
 	Delivered int
 }

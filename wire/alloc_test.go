@@ -73,7 +73,7 @@ func TestAppendNoAllocs(t *testing.T) {
 	buf := make([]byte, 0, 2048)
 	for _, m := range []Message{
 		goldenHeader(TypeElection),
-		{Type: TypeHeartbeat, Seq: 9, Interval: 1000},
+		{Type: TypeHeartbeat, Seq: 9, Claim: 1000},
 		{Type: TypeDiscover, Addr: netip.MustParseAddrPort("[2001:db8::1]:7946")},
 		{Type: TypeDiscover, Addr: netip.MustParseAddrPort("[::ffff:10.0.0.1]:7946")},
 		{Type: TypeRingElection, List: members(100, false)},

@@ -44,15 +44,15 @@ func TestMACIsHMACSHA256(t *testing.T) {
 
 // TestSealGolden pins the bytes of a sealed COORDINATOR (golden 03 with
 // FlagAuth): the tag is the first 16 bytes of
-// `openssl dgst -sha256 -mac HMAC -macopt hexkey:000102…1f` of the 36
+// `openssl dgst -sha256 -mac HMAC -macopt hexkey:000102…1f` of the 40
 // bytes before it.
 func TestSealGolden(t *testing.T) {
 	m := goldenHeader(TypeCoordinator)
-	m.Flags = FlagAuth
+	m.Flags, m.Claim = FlagAuth, 1
 	b := mustAppend(t, &m)
 	got := NewMAC(testKey()).Seal(b)
-	want := mustHex(t, "4c4c010301000064"+"5cc3f828"+"1122334455667788"+"0000000000000007"+"65a1b2c3"+"0000002a"+
-		"0df0ce02b7e2242b62df51566de72da3")
+	want := mustHex(t, "4c4c020301000064"+"5cc3f828"+"1122334455667788"+"0000000000000007"+"65a1b2c3"+"0000002a"+"00000001"+
+		"1ce095bd14bf37084fccbb6f3506e418")
 	if !bytes.Equal(got, want) {
 		t.Fatalf("sealed COORDINATOR:\n got %x\nwant %x", got, want)
 	}
@@ -131,7 +131,7 @@ func TestNewMACShortKeyPanics(t *testing.T) {
 func TestSealVerifyNoAllocs(t *testing.T) {
 	mac := NewMAC(testKey())
 	m := goldenHeader(TypeHeartbeat)
-	m.Flags, m.Interval = FlagAuth, 100
+	m.Flags, m.Claim = FlagAuth, 100
 	buf := make([]byte, 0, 64)
 	var sealed []byte
 	assertNoAllocs(t, "Append+Seal", func() {

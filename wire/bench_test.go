@@ -32,7 +32,7 @@ func benchmarkDecode(b *testing.B, m Message) {
 
 func heartbeatMsg() Message {
 	m := goldenHeader(TypeHeartbeat)
-	m.Interval = 1000
+	m.Claim = 1000
 	return m
 }
 

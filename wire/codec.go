@@ -10,7 +10,8 @@ import (
 // Body sizes, in bytes, of the types whose body has a fixed size or a fixed
 // part.
 const (
-	seqBodyLen     = 4                 // TypeHeartbeat, TypeHeartbeatAck, TypeRingAck: one u32
+	seqBodyLen     = 4                 // TypeCoordinator, TypeHeartbeat, TypeHeartbeatAck, TypeRingAck: one u32
+	probeBodyLen   = 8 + 4             // TypeProbe, TypeVouch: leader u64, age u32
 	crBodyLen      = 8 + 2             // candidate id u64, priority u16
 	hsBodyLen      = 8 + 2 + 1 + 2 + 1 // candidate id, priority, phase, hops, dir
 	ringFixedLen   = 8 + 2             // origin u64, count u16
@@ -40,10 +41,12 @@ func (m *Message) Size() int {
 // size returns the encoded length of m, or the error Append reports for it.
 func (m *Message) size() (int, error) {
 	switch m.Type {
-	case TypeElection, TypeAnswer, TypeCoordinator, TypeResign:
+	case TypeElection, TypeAnswer, TypeResign:
 		return HeaderLen, nil
-	case TypeHeartbeat, TypeHeartbeatAck, TypeRingAck:
+	case TypeCoordinator, TypeHeartbeat, TypeHeartbeatAck, TypeRingAck:
 		return HeaderLen + seqBodyLen, nil
+	case TypeProbe, TypeVouch:
+		return HeaderLen + probeBodyLen, nil
 	case TypeDiscover:
 		a := m.Addr.Addr()
 		if !a.IsValid() || a.Zone() != "" {
@@ -103,8 +106,11 @@ func (m *Message) Append(b []byte) ([]byte, error) {
 
 	body := p[HeaderLen:]
 	switch m.Type {
-	case TypeHeartbeat:
-		be.PutUint32(body, m.Interval)
+	case TypeCoordinator, TypeHeartbeat:
+		be.PutUint32(body, m.Claim)
+	case TypeProbe, TypeVouch:
+		be.PutUint64(body, m.Leader)
+		be.PutUint32(body[8:], m.Age)
 	case TypeHeartbeatAck, TypeRingAck:
 		be.PutUint32(body, m.AckSeq)
 	case TypeDiscover:
@@ -186,10 +192,15 @@ func Decode(b []byte, m *Message) error {
 	off := 0
 	var err error
 	switch t {
-	case TypeElection, TypeAnswer, TypeCoordinator, TypeResign:
+	case TypeElection, TypeAnswer, TypeResign:
 		// Empty body.
-	case TypeHeartbeat:
-		m.Interval, off, err = unpackUint32(body, off)
+	case TypeCoordinator, TypeHeartbeat:
+		m.Claim, off, err = unpackUint32(body, off)
+	case TypeProbe, TypeVouch:
+		m.Leader, off, err = unpackUint64(body, off)
+		if err == nil {
+			m.Age, off, err = unpackUint32(body, off)
+		}
 	case TypeHeartbeatAck, TypeRingAck:
 		m.AckSeq, off, err = unpackUint32(body, off)
 	case TypeDiscover:

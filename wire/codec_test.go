@@ -25,8 +25,8 @@ func TestClusterID(t *testing.T) {
 }
 
 func TestFileNamesCoverEnum(t *testing.T) {
-	if typeEnd != TypeHSReply+1 {
-		t.Fatalf("typeEnd = %d, want %d (one past TypeHSReply)", typeEnd, TypeHSReply+1)
+	if typeEnd != TypeVouch+1 || NumTypes != int(TypeVouch)+1 {
+		t.Fatalf("typeEnd = %d, NumTypes = %d, want %d (one past TypeVouch)", typeEnd, NumTypes, TypeVouch+1)
 	}
 	if len(fileNames) != len(allTypes()) {
 		t.Fatalf("fileNames has %d entries, the enum has %d valid types", len(fileNames), len(allTypes()))
@@ -82,7 +82,7 @@ func roundTripCases() []Message {
 		max := maxHeader(typ)
 		switch typ {
 		case TypeHeartbeat:
-			max.Interval = math.MaxUint32
+			max.Claim = math.MaxUint32
 		case TypeHeartbeatAck, TypeRingAck:
 			max.AckSeq = math.MaxUint32
 		case TypeDiscover:
@@ -164,8 +164,10 @@ func TestSizes(t *testing.T) {
 	}{
 		{Message{Type: TypeElection}, 36},
 		{Message{Type: TypeAnswer}, 36},
-		{Message{Type: TypeCoordinator}, 36},
+		{Message{Type: TypeCoordinator}, 40},
 		{Message{Type: TypeResign}, 36},
+		{Message{Type: TypeProbe}, 48},
+		{Message{Type: TypeVouch}, 48},
 		{Message{Type: TypeHeartbeat}, 40},
 		{Message{Type: TypeHeartbeatAck}, 40},
 		{Message{Type: TypeRingAck}, 40},
@@ -191,7 +193,7 @@ func TestSizes(t *testing.T) {
 // TestHeartbeatFitsIn40Bytes guards the size of the most frequent message.
 func TestHeartbeatFitsIn40Bytes(t *testing.T) {
 	m := maxHeader(TypeHeartbeat)
-	m.Interval = math.MaxUint32
+	m.Claim = math.MaxUint32
 	if n := len(mustAppend(t, &m)); n > 40 {
 		t.Errorf("HEARTBEAT encodes to %d bytes, want at most 40", n)
 	}
@@ -254,9 +256,9 @@ func TestAppendUnmaps4In6(t *testing.T) {
 func junk(t Type) Message {
 	return Message{
 		Type: t, Flags: 0x80, Priority: 1, Cluster: 2, From: 3, Term: 4, Incarnation: 5, Seq: 6,
-		Interval: 7, AckSeq: 8, Addr: netip.MustParseAddrPort("[2001:db8::9]:9"),
+		Claim: 7, AckSeq: 8, Addr: netip.MustParseAddrPort("[2001:db8::9]:9"),
 		CandID: 10, CandPrio: 11, Phase: 12, Hops: 13, Dir: 14,
-		Origin: 15, List: []Member{{16, 17}, {18, 19}},
+		Origin: 15, List: []Member{{16, 17}, {18, 19}}, Leader: 20, Age: 21,
 	}
 }
 
@@ -264,12 +266,15 @@ func junk(t Type) Message {
 // src.Type carries, per the Type comments in message.go.
 func carried(src *Message) Message {
 	m := *src
-	m.Interval, m.AckSeq, m.Addr = 0, 0, netip.AddrPort{}
+	m.Claim, m.AckSeq, m.Addr = 0, 0, netip.AddrPort{}
 	m.CandID, m.CandPrio, m.Phase, m.Hops, m.Dir = 0, 0, 0, 0, 0
 	m.Origin, m.List = 0, nil
+	m.Leader, m.Age = 0, 0
 	switch src.Type {
-	case TypeHeartbeat:
-		m.Interval = src.Interval
+	case TypeCoordinator, TypeHeartbeat:
+		m.Claim = src.Claim
+	case TypeProbe, TypeVouch:
+		m.Leader, m.Age = src.Leader, src.Age
 	case TypeHeartbeatAck, TypeRingAck:
 		m.AckSeq = src.AckSeq
 	case TypeDiscover:
@@ -426,10 +431,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad magic second byte", withByte(hb, 1, 0), ErrBadMagic},
 		{"bad magic before bad version", withByte(withByte(hb, 0, 0), 2, 9), ErrBadMagic},
 		{"version 0", withByte(hb, 2, 0), ErrUnknownVersion},
-		{"version 2", withByte(hb, 2, 2), ErrUnknownVersion},
-		{"bad version before bad type", withByte(withByte(hb, 2, 2), 3, 0), ErrUnknownVersion},
+		{"version 1", withByte(hb, 2, 1), ErrUnknownVersion},
+		{"version 3", withByte(hb, 2, 3), ErrUnknownVersion},
+		{"bad version before bad type", withByte(withByte(hb, 2, 3), 3, 0), ErrUnknownVersion},
 		{"type 0", packet(0), ErrUnknownType},
-		{"type 15", packet(15), ErrUnknownType},
+		{"type 17", packet(17), ErrUnknownType},
 		{"type 255", packet(255), ErrUnknownType},
 		{"bad type before short body", withByte(hb[:37], 3, 255), ErrUnknownType},
 
@@ -440,6 +446,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"heartbeat 3 body bytes", hb[:39], ErrShort},
 		{"heartbeat 5 body bytes", append(bytes.Clone(hb), 0), ErrTrailing},
 		{"heartbeat ack 2 body bytes", packet(TypeHeartbeatAck, repeat(2)), ErrShort},
+		{"coordinator empty body", packet(TypeCoordinator), ErrShort},
+		{"coordinator 5 body bytes", packet(TypeCoordinator, repeat(5)), ErrTrailing},
+		{"probe empty body", packet(TypeProbe), ErrShort},
+		{"probe 11 body bytes", packet(TypeProbe, repeat(11)), ErrShort},
+		{"vouch 8 body bytes", packet(TypeVouch, repeat(8)), ErrShort},
+		{"vouch 13 body bytes", packet(TypeVouch, repeat(13)), ErrTrailing},
 		{"ring ack 8 body bytes", packet(TypeRingAck, repeat(8)), ErrTrailing},
 		{"cr election 9 body bytes", packet(TypeCRElection, repeat(9)), ErrShort},
 		{"cr elected 11 body bytes", packet(TypeCRElected, repeat(11)), ErrTrailing},

@@ -30,6 +30,8 @@ var fileNames = map[Type]string{
 	TypeCRElected:       "cr_elected",
 	TypeHSProbe:         "hs_probe",
 	TypeHSReply:         "hs_reply",
+	TypeProbe:           "probe",
+	TypeVouch:           "vouch",
 }
 
 // allTypes returns every valid type, in protocol order.
@@ -72,8 +74,14 @@ func goldens() []golden {
 	for _, t := range allTypes() {
 		m := goldenHeader(t)
 		switch t {
+		case TypeCoordinator:
+			m.Claim = 1
 		case TypeHeartbeat:
-			m.Interval = 1000
+			m.Claim = 1000
+		case TypeProbe:
+			m.Leader, m.Age = 0x99, 300123 // asks about 0x99, last heard 300.123ms ago
+		case TypeVouch:
+			m.Leader, m.Age = 0x99, 41000 // heard 0x99 41ms ago
 		case TypeHeartbeatAck, TypeRingAck:
 			m.AckSeq = 41
 		case TypeDiscover:
@@ -144,10 +152,14 @@ func layout(m *Message) []field {
 		{4, "sequence", fmt.Sprint(m.Seq)},
 	}
 	switch m.Type {
-	case TypeHeartbeat:
-		fs = append(fs, field{4, "interval_ms", fmt.Sprint(m.Interval)})
-	case TypeHeartbeatAck, TypeRingAck:
-		fs = append(fs, field{4, "acked sequence", fmt.Sprint(m.AckSeq)})
+	case TypeCoordinator, TypeHeartbeat:
+		fs = append(fs, field{4, "claim", fmt.Sprint(m.Claim)})
+	case TypeHeartbeatAck:
+		fs = append(fs, field{4, "acked claim", fmt.Sprint(m.AckSeq)})
+	case TypeRingAck:
+		fs = append(fs, field{4, "acked hop", fmt.Sprint(m.AckSeq)})
+	case TypeProbe, TypeVouch:
+		fs = append(fs, field{8, "leader", fmt.Sprintf("%#x", m.Leader)}, field{4, "age_us", fmt.Sprint(m.Age)})
 	case TypeDiscover:
 		a := m.Addr.Addr().Unmap()
 		n := 16

@@ -88,16 +88,21 @@ func fuzzBody(f *testing.F, ts ...Type) {
 	})
 }
 
-// FuzzBodyEmpty: ELECTION, ANSWER, COORDINATOR, RESIGN (no body: any byte
-// is trailing).
+// FuzzBodyEmpty: ELECTION, ANSWER, RESIGN (no body: any byte is
+// trailing).
 func FuzzBodyEmpty(f *testing.F) {
-	fuzzBody(f, TypeElection, TypeAnswer, TypeCoordinator, TypeResign)
+	fuzzBody(f, TypeElection, TypeAnswer, TypeResign)
 }
 
-// FuzzBodyUint32: HEARTBEAT (interval), HEARTBEAT_ACK and RING_ACK (a
-// sequence).
+// FuzzBodyUint32: HEARTBEAT and COORDINATOR (a claim number),
+// HEARTBEAT_ACK (the claim acknowledged) and RING_ACK (a hop token).
 func FuzzBodyUint32(f *testing.F) {
-	fuzzBody(f, TypeHeartbeat, TypeHeartbeatAck, TypeRingAck)
+	fuzzBody(f, TypeHeartbeat, TypeHeartbeatAck, TypeRingAck, TypeCoordinator)
+}
+
+// FuzzBodyProbe: PROBE and VOUCH (leader, age in microseconds).
+func FuzzBodyProbe(f *testing.F) {
+	fuzzBody(f, TypeProbe, TypeVouch)
 }
 
 // FuzzBodyDiscover: DISCOVER (address length, address, port).

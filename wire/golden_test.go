@@ -81,7 +81,7 @@ func TestGoldenFilesComplete(t *testing.T) {
 // visible in review. It must match testdata/golden/04_heartbeat.hex.
 var heartbeatWire = [...]byte{
 	0x4c, 0x4c, // magic "LL"
-	0x01,       // version 1
+	0x02,       // version 2
 	0x04,       // type TypeHeartbeat
 	0x00,       // flags
 	0x00,       // reserved
@@ -91,12 +91,12 @@ var heartbeatWire = [...]byte{
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, // term 7
 	0x65, 0xa1, 0xb2, 0xc3, // incarnation
 	0x00, 0x00, 0x00, 0x2a, // sequence 42
-	0x00, 0x00, 0x03, 0xe8, // body: interval_ms 1000
+	0x00, 0x00, 0x03, 0xe8, // body: claim 1000
 }
 
 func TestHeartbeatWireLiteral(t *testing.T) {
 	m := goldenHeader(TypeHeartbeat)
-	m.Interval = 1000
+	m.Claim = 1000
 	if got := mustAppend(t, &m); !bytes.Equal(got, heartbeatWire[:]) {
 		t.Errorf("Append:\n got %x\nwant %x", got, heartbeatWire[:])
 	}

@@ -2,11 +2,11 @@ package wire
 
 import "net/netip"
 
-// Layout of version 1 (all integers big-endian).
+// Layout of version 2 (all integers big-endian).
 //
 //	offset size field
 //	     0    2 magic        0x4C4C ("LL")
-//	     2    1 version      1
+//	     2    1 version      2
 //	     3    1 type         see Type
 //	     4    1 flags        see Flag*
 //	     5    1 reserved     sent as 0, ignored on receive
@@ -22,10 +22,14 @@ import "net/netip"
 // length minus the header (and minus the authentication tag when FlagAuth is
 // set; the tag is handled outside Decode).
 const (
-	Magic      uint16 = 0x4C4C // first two bytes of every message, "LL"
-	Version    uint8  = 1      // the only version this package encodes and decodes
-	HeaderLen         = 36     // length of the fixed header that starts every message
-	MaxMembers        = 1024   // longest member list a ring body may carry
+	Magic uint16 = 0x4C4C // first two bytes of every message, "LL"
+	// Version is the only version this package encodes and decodes.
+	// Version 2 numbers the claims (COORDINATOR and HEARTBEAT carry a
+	// claim number that HEARTBEAT_ACK echoes) and adds PROBE and VOUCH;
+	// agents of version 1 and 2 do not understand each other.
+	Version    uint8 = 2
+	HeaderLen        = 36   // length of the fixed header that starts every message
+	MaxMembers       = 1024 // longest member list a ring body may carry
 )
 
 // Type is the message type. The numbers ARE THE PROTOCOL: this enum is
@@ -36,9 +40,9 @@ const (
 	TypeInvalid         Type = 0  // never sent; the zero value, rejected by Decode and Append
 	TypeElection        Type = 1  // bully: "I am electing"; body empty (36 bytes)
 	TypeAnswer          Type = 2  // bully: "I am alive and larger, I take over"; body empty
-	TypeCoordinator     Type = 3  // "I lead with term"; body empty
-	TypeHeartbeat       Type = 4  // leader's heartbeat; body: interval_ms u32 (40 bytes)
-	TypeHeartbeatAck    Type = 5  // follower's ack; body: acked sequence u32 (40 bytes)
+	TypeCoordinator     Type = 3  // "I lead with term"; body: claim u32 (40 bytes)
+	TypeHeartbeat       Type = 4  // leader's heartbeat; body: claim u32 (40 bytes)
+	TypeHeartbeatAck    Type = 5  // follower's ack; body: the claim acknowledged u32 (40 bytes)
 	TypeResign          Type = 6  // leader steps down; body empty
 	TypeDiscover        Type = 7  // discovery beacon; body: addr len u8 (4|16), addr, port u16
 	TypeRingElection    Type = 8  // ring: body: origin u64, count u16, count × (id u64, priority u16)
@@ -48,12 +52,22 @@ const (
 	TypeCRElected       Type = 12 // Chang–Roberts and Hirschberg–Sinclair, the winner's lap: body as TypeCRElection
 	TypeHSProbe         Type = 13 // Hirschberg–Sinclair: candidate id u64, priority u16, phase u8, hops u16, dir u8
 	TypeHSReply         Type = 14 // Hirschberg–Sinclair: body as TypeHSProbe
+	TypeProbe           Type = 15 // "is my leader alive?"; body: leader u64, age_us u32 (48 bytes)
+	TypeVouch           Type = 16 // answer to PROBE: "I hear leader"; body as TypeProbe
 
 	// typeEnd is one past the last valid type. It must be written as an
 	// expression: a bare identifier here would repeat the previous constant
-	// expression (14), not continue a sequence, and reject TypeHSReply.
-	typeEnd = TypeHSReply + 1
+	// expression (16), not continue a sequence, and reject TypeVouch.
+	typeEnd = TypeVouch + 1
 )
+
+// NumTypes is one past the largest message type: a table indexed by Type
+// has this many entries.
+const NumTypes = int(typeEnd)
+
+// MaxAge is the largest Age a PROBE or VOUCH carries (about 71 minutes):
+// longer ages are sent as MaxAge.
+const MaxAge = 1<<32 - 1
 
 // Flags are bits of the header's flags byte. Decode returns the byte as
 // received, undefined bits included; Append writes Message.Flags as is.
@@ -89,9 +103,16 @@ type Message struct {
 	Incarnation uint32
 	Seq         uint32
 
-	Interval uint32         // TypeHeartbeat: sender's heartbeat interval in milliseconds
-	AckSeq   uint32         // TypeHeartbeatAck: the sequence acknowledged; TypeRingAck: the hop acknowledged (its token)
-	Addr     netip.AddrPort // TypeDiscover: the sender's memberlist address
+	Claim  uint32         // TypeCoordinator, TypeHeartbeat: the claim's number in its leadership (1, 2, …; 0 outside quorum mode's count)
+	AckSeq uint32         // TypeHeartbeatAck: the claim acknowledged; TypeRingAck: the hop acknowledged (its token)
+	Addr   netip.AddrPort // TypeDiscover: the sender's memberlist address
+
+	// TypeProbe: the leader asked about, and how long ago the sender last
+	// heard it. TypeVouch: the sender's leader (0: none it hears; the
+	// sender itself when it leads) and how long ago the sender last heard
+	// it (0 for itself). Age is in microseconds, saturating at MaxAge.
+	Leader uint64
+	Age    uint32
 
 	// Chang–Roberts and Hirschberg–Sinclair.
 	CandID   uint64

@@ -18,6 +18,8 @@ var typeNames = [...]string{
 	TypeCRElected:       "CR_ELECTED",
 	TypeHSProbe:         "HS_PROBE",
 	TypeHSReply:         "HS_REPLY",
+	TypeProbe:           "PROBE",
+	TypeVouch:           "VOUCH",
 }
 
 // String returns the protocol name of t (ELECTION, HEARTBEAT_ACK, …), or

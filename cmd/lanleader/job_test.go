@@ -185,10 +185,18 @@ func TestResignLive(t *testing.T) {
 	code := run([]string{"resign", "--http", l.Agents[1].HTTPAddr(), "--timeout", "10s"}, &stdout, &stderr)
 	out := stdout.String()
 	// The first election's term is 1, or more when both nodes started an
-	// election at once.
+	// election at once. Every leadership has a term of its own: the next
+	// leader's is the one after the term resigned, as resign reports it
+	// (the term of the leadership that ended, read when it ended, not the
+	// next one's).
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("node 2 resigns (term %d)", ag.Term)) || !strings.Contains(out, "it stays out of elections for 5s") ||
 		!regexp.MustCompile(fmt.Sprintf(`node-1 \(node 1\) leads now, term %d, \d+ms after the request`, ag.Term+1)).MatchString(out) {
 		t.Errorf("resign on the leader: exit %d, stdout %q, stderr %q", code, out, stderr.String())
+	}
+	for i, a := range l.Agents {
+		if st := a.Status(); st.LeaderID != 1 || st.Term != ag.Term+1 {
+			t.Errorf("node-%d after the resign: leader %d term %d, want node 1 with term %d", i+1, st.LeaderID, st.Term, ag.Term+1)
+		}
 	}
 	if code := run([]string{"resign", "extra"}, &stdout, &stderr); code != 2 {
 		t.Errorf("resign extra: exit %d, want 2", code)

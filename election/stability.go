@@ -1,0 +1,418 @@
+package election
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/wire"
+)
+
+// Stability: a missed window of heartbeats is evidence, not proof.
+//
+//  1. Confirm before accusing. A follower whose detector suspects the
+//     leader sends PROBE (one multicast packet, to all) probeRounds times
+//     over the first half of ConfirmTimeout. The leader answers VOUCH naming itself; a
+//     member that heard the leader more recently than the prober (PROBE
+//     says how long ago the prober last heard it) answers VOUCH with its
+//     own age of the leader. A vouch that shows the leader alive within
+//     the detector's window feeds the detector as if the heartbeat had
+//     arrived then, and the follower follows on. Only when no vouch comes
+//     within ConfirmTimeout is the leader suspected (suspectLeader). Loss
+//     thus costs a few packets, not a change of leader: with loss p on
+//     each packet, one round fails for the direct answer with probability
+//     1-(1-p)², and the rounds and the members that vouch are independent
+//     chances.
+//  2. Stickiness. A follower that hears its leader (its detector does not
+//     suspect it) ignores claims from keys smaller than that leader's and
+//     does not start an election of its own on another node's ELECTION;
+//     a leader answers an ELECTION that is not ahead of its term without
+//     taking a new one. A node that cannot hear (its input cut) may elect
+//     and claim as it likes: it moves nobody.
+//  3. Pre-vote (quorum mode; Raft's PreVote). A node elects only once a
+//     majority of N, itself included, has answered a PROBE with a VOUCH
+//     that grants it: the sender hears no leader, or hears one this node
+//     may take over from. A leader that cannot hear loses its lease (no
+//     acknowledgement arrives), steps down and, hearing no majority,
+//     stays quiet instead of claiming again and again; the others elect
+//     among themselves. A follower that cannot hear never gets to elect.
+
+// probeRounds is how many PROBEs a confirmation, or a pre-vote, sends.
+const probeRounds = 5
+
+// stability is the core's state for confirmations and pre-votes.
+type stability struct {
+	// lastHeard: when the leader followed was last heard from (a claim of
+	// it, a vouch of it by itself, or a vouch of another member);
+	// heardSelf: the last time this node heard it itself. A node vouches
+	// only with what it heard itself: hearsay passed on would gain the
+	// packet's delay at every hop and keep a dead leader alive.
+	lastHeard time.Duration
+	heardSelf time.Duration
+
+	confirming bool
+	confirmEnd time.Duration
+	// needNews: the confirmation began at confirmStart for another reason
+	// than the detector (another node's ELECTION, membership's suspicion)
+	// and succeeds only with news: the leader heard, by this node or by a
+	// voucher, at or after confirmStart (news). Otherwise whatever ends
+	// the detector's suspicion will do.
+	needNews     bool
+	news         bool
+	confirmStart time.Duration
+	probes       int // PROBEs sent in the current confirmation or pre-vote round
+
+	// A claim that waits for its claimant's VOUCH (askClaimant), and the
+	// claimant that last answered, believed until claimantUntil.
+	pendFrom      Key
+	pendTerm      uint64
+	claimant      NodeID
+	claimantUntil time.Duration
+
+	// prevoting: an election waits for a majority's pre-votes; grants:
+	// who granted one, and when.
+	prevoting bool
+	roundEnd  time.Duration
+	grants    map[NodeID]time.Duration
+	// grantedUntil: a pre-vote won is good for an election started before
+	// this time (the elections that follow one another in a bully run).
+	grantedUntil time.Duration
+	backoff      time.Duration // the wait before the next pre-vote after one that failed
+}
+
+// probeEvery is the time between two PROBEs of one confirmation: they
+// go out in its first half, so that the answer to the last one has half
+// of ConfirmTimeout to come back.
+func (c *core) probeEvery() time.Duration {
+	return max(c.cfg.ConfirmTimeout/(2*probeRounds), time.Microsecond)
+}
+
+// healthy reports whether this node hears the leader it follows: its
+// detector does not suspect it and no confirmation is under way.
+func (c *core) healthy() bool {
+	return c.leader != 0 && c.leader != c.self.ID && !c.st.confirming && !c.det.Suspect(c.now)
+}
+
+// ageOf is how long ago at was, in a PROBE or VOUCH's microseconds.
+func (c *core) ageOf(at time.Duration) uint32 {
+	d := (c.now - at) / time.Microsecond
+	if d < 0 {
+		return 0
+	}
+	if d > wire.MaxAge {
+		return wire.MaxAge
+	}
+	return uint32(d)
+}
+
+// --- confirming a suspicion ---------------------------------------------------
+
+// confirmSuspicion runs when the detector suspects the leader (fresh
+// false), or when something else gives reason to (fresh true: another
+// node's ELECTION, membership's suspicion): probe first, suspect only if
+// nobody vouches.
+func (c *core) confirmSuspicion(fresh bool) {
+	if c.cfg.Textbook {
+		c.suspectLeader()
+		return
+	}
+	s := &c.st
+	if s.confirming {
+		if fresh && !s.needNews {
+			s.needNews, s.news, s.confirmStart = true, false, c.now
+		}
+		return
+	}
+	s.confirming, s.confirmEnd, s.probes = true, c.now+c.cfg.ConfirmTimeout, 0
+	s.needNews, s.news, s.confirmStart = fresh, false, c.now
+	c.probe(c.leader, s.lastHeard)
+	c.setTimer(TimerConfirm, min(c.now+c.probeEvery(), s.confirmEnd))
+}
+
+// probe sends one PROBE about leader, last heard at heard.
+func (c *core) probe(leader NodeID, heard time.Duration) {
+	m := c.header(wire.TypeProbe)
+	m.Leader = leader
+	m.Age = wire.MaxAge
+	if leader != 0 {
+		m.Age = c.ageOf(heard)
+	}
+	c.st.probes++
+	c.emit(Action{Kind: ActBroadcast, Msg: m, Scope: ScopeAll, Count: len(c.members)})
+}
+
+func (c *core) onConfirmTimer() {
+	s := &c.st
+	if !s.confirming {
+		return
+	}
+	switch {
+	case c.heardAgain():
+		c.endConfirm()
+	case c.now >= s.confirmEnd:
+		s.confirming = false
+		c.suspectLeader()
+	case s.probes < probeRounds:
+		c.probe(c.leader, s.lastHeard)
+		c.setTimer(TimerConfirm, min(c.now+c.probeEvery(), s.confirmEnd))
+	default:
+		c.setTimer(TimerConfirm, s.confirmEnd)
+	}
+}
+
+// heardAgain reports whether a confirmation has the news it needs.
+func (c *core) heardAgain() bool {
+	return !c.det.Suspect(c.now) && (!c.st.needNews || c.st.news)
+}
+
+// endConfirm: the leader was heard again; the detector's deadline is
+// armed anew.
+func (c *core) endConfirm() {
+	if !c.st.confirming {
+		return
+	}
+	c.st.confirming = false
+	c.cancelTimer(TimerConfirm)
+	if at, ok := c.det.SuspectAt(); ok && c.leader != 0 && c.leader != c.self.ID {
+		c.setTimer(TimerSuspect, at)
+	}
+}
+
+// stopConfirm drops a confirmation that no longer matters (the leader
+// is suspected, or another is followed).
+func (c *core) stopConfirm() {
+	if c.st.confirming {
+		c.st.confirming = false
+		c.cancelTimer(TimerConfirm)
+	}
+}
+
+// --- confirming a claimant (textbook mode's stickiness) ---------------------------
+
+// askClaimant: a claim that would make this node leave a leader it hears
+// (it leads, or follows one it hears) is taken only once the claimant
+// has answered a PROBE: a node that cannot hear claims in vain, and one
+// that hears answers within a round trip. It reports whether the claim
+// waits for that answer. Quorum mode needs none: a claim there leads
+// only with a majority's acknowledgements, and a node that cannot hear
+// gets no pre-vote to claim with.
+func (c *core) askClaimant(from Key, term uint64) bool {
+	if c.cfg.Textbook || c.quorumOn() || from.ID == c.leader || c.leader == 0 {
+		return false
+	}
+	if c.state != StateLeader && !c.healthy() {
+		return false
+	}
+	s := &c.st
+	if s.claimant == from.ID && c.now < s.claimantUntil {
+		return false // it answered recently
+	}
+	s.pendFrom, s.pendTerm = from, term
+	m := c.header(wire.TypeProbe)
+	m.Leader, m.Age = from.ID, wire.MaxAge
+	c.emit(Action{Kind: ActSend, To: from.ID, Msg: m, Count: 1})
+	return true
+}
+
+// claimantAnswered: the claimant asked about vouched for itself: its
+// claim (or a later one) is taken now.
+func (c *core) claimantAnswered(m *wire.Message, from Key) {
+	s := &c.st
+	s.claimant, s.claimantUntil = from.ID, c.now+c.cfg.SuspectAfter
+	term := max(s.pendTerm, m.Term)
+	s.pendFrom = Key{}
+	c.onClaim(from, term)
+}
+
+// --- PROBE and VOUCH -------------------------------------------------------------
+
+// onProbe answers a PROBE. The leader always vouches for itself. In
+// quorum mode every node answers, for the pre-votes; in textbook mode a
+// follower answers only with news: it heard the leader asked about more
+// recently than the prober did.
+func (c *core) onProbe(m *wire.Message, from Key) {
+	v := c.header(wire.TypeVouch)
+	switch {
+	case c.state == StateLeader:
+		v.Leader, v.Age = c.self.ID, 0
+	case c.healthy():
+		v.Leader, v.Age = c.leader, c.ageOf(c.st.heardSelf)
+	default:
+		v.Leader, v.Age = 0, wire.MaxAge
+	}
+	news := v.Leader != 0 && v.Leader == m.Leader && v.Age < m.Age
+	if !c.quorumOn() && !news {
+		return
+	}
+	c.emit(Action{Kind: ActSend, To: from.ID, Msg: v, Count: 1})
+}
+
+// onVouch takes a VOUCH: evidence that the leader lives, and in quorum
+// mode a pre-vote.
+func (c *core) onVouch(m *wire.Message, from Key) {
+	if s := &c.st; s.pendFrom.ID == from.ID && from.ID != 0 && m.Leader == from.ID && m.Term >= s.pendTerm {
+		c.claimantAnswered(m, from)
+		return
+	}
+	if c.leader != 0 && c.leader != c.self.ID && m.Leader == c.leader && m.Age < wire.MaxAge {
+		var heard time.Duration
+		switch {
+		case from.ID == c.leader && m.Term >= c.term:
+			heard = c.now
+			c.st.heardSelf = c.now
+		case m.Term == c.term:
+			heard = c.now - time.Duration(m.Age)*time.Microsecond
+		default:
+			heard = -1
+		}
+		if heard >= 0 {
+			improved := heard > c.st.lastHeard
+			if improved {
+				c.st.lastHeard = heard
+				c.det.Observe(heard)
+			}
+			switch {
+			case c.st.confirming:
+				if heard >= c.st.confirmStart {
+					c.st.news = true
+				}
+				if c.heardAgain() {
+					c.endConfirm()
+				}
+			case improved:
+				if at, ok := c.det.SuspectAt(); ok {
+					c.setTimer(TimerSuspect, at)
+				}
+			}
+		}
+	}
+	if !c.st.prevoting {
+		return
+	}
+	if c.grants(m) {
+		c.st.grants[from.ID] = c.now
+		if c.countGrants() >= c.majority() {
+			c.winPrevote()
+		}
+		return
+	}
+	if k, ok := c.members[m.Leader]; ok && c.self.Less(k) {
+		// A larger leader is alive: the election would end with it.
+		c.stopPrevote()
+	}
+}
+
+// grants reports whether a VOUCH grants this node's pre-vote: its sender
+// hears no leader, or only one with a smaller key than this node's (which
+// this node takes over from by preemption, or by an election of a smaller
+// node that it answered: bully's step 4).
+func (c *core) grants(m *wire.Message) bool {
+	if m.Leader == 0 || m.Leader == c.self.ID {
+		return true
+	}
+	if time.Duration(m.Age)*time.Microsecond >= c.cfg.SuspectAfter {
+		return true
+	}
+	k, ok := c.members[m.Leader]
+	return ok && k.Less(c.self)
+}
+
+// hearsLarger reports whether this node hears a leader with a larger key:
+// an election of its own would end with that leader.
+func (c *core) hearsLarger() bool {
+	return c.healthy() && c.self.Less(c.leaderKey())
+}
+
+// --- pre-vote (quorum mode) ------------------------------------------------------
+
+// prevote: before it elects, a node in quorum mode makes sure that a
+// majority would hear of it and has no leader it must keep. It sends
+// rounds of probeRounds PROBEs over ConfirmTimeout, then waits (twice as
+// long after each round, up to SuspectAfter) before the next round; a
+// grant counts for SuspectAfter after it arrived, whichever round it
+// answered, so that a round trip longer than a round still counts.
+func (c *core) prevote() {
+	s := &c.st
+	if c.cfg.Textbook || c.cfg.UnsafeNoPrevote || c.majority() <= 1 || c.now < s.grantedUntil {
+		c.e.elect()
+		return
+	}
+	if s.prevoting || c.hearsLarger() {
+		return
+	}
+	s.prevoting, s.backoff = true, 0
+	if s.grants == nil {
+		s.grants = make(map[NodeID]time.Duration)
+	}
+	if c.countGrants() >= c.majority() {
+		c.winPrevote()
+		return
+	}
+	c.prevoteRound()
+}
+
+// prevoteRound starts a round of PROBEs.
+func (c *core) prevoteRound() {
+	s := &c.st
+	s.roundEnd, s.probes = c.now+c.cfg.ConfirmTimeout, 0
+	c.probe(c.leader, s.lastHeard)
+	c.setTimer(TimerPrevote, min(c.now+c.probeEvery(), s.roundEnd))
+}
+
+// countGrants counts this node and the grants of the last SuspectAfter,
+// forgetting older ones.
+func (c *core) countGrants() int {
+	n := 1
+	for id, at := range c.st.grants {
+		if c.now-at >= c.cfg.SuspectAfter {
+			delete(c.st.grants, id)
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+func (c *core) winPrevote() {
+	s := &c.st
+	s.prevoting = false
+	s.grantedUntil = c.now + c.cfg.SuspectAfter
+	clear(s.grants)
+	c.cancelTimer(TimerPrevote)
+	c.startElection()
+}
+
+// stopPrevote drops a pre-vote that no longer matters (a leader is
+// followed, or the node leads).
+func (c *core) stopPrevote() {
+	s := &c.st
+	if s.prevoting {
+		s.prevoting = false
+		c.cancelTimer(TimerPrevote)
+	}
+}
+
+func (c *core) onPrevoteTimer() {
+	s := &c.st
+	if !s.prevoting {
+		return
+	}
+	if c.hearsLarger() {
+		c.stopPrevote()
+		return
+	}
+	switch {
+	case s.probes < probeRounds && c.now < s.roundEnd:
+		c.probe(c.leader, s.lastHeard)
+		c.setTimer(TimerPrevote, min(c.now+c.probeEvery(), s.roundEnd))
+	case c.now < s.roundEnd:
+		c.setTimer(TimerPrevote, s.roundEnd)
+	case s.probes > 0:
+		// The round is over and no majority has answered yet: this node
+		// cannot be heard, or cannot hear, or the answers are slow. Wait,
+		// less and less often, disturbing nobody; late grants still count.
+		s.probes = 0
+		s.backoff = min(max(2*s.backoff, 2*c.cfg.ConfirmTimeout), c.cfg.SuspectAfter)
+		c.setTimer(TimerPrevote, c.now+s.backoff)
+	default:
+		c.prevoteRound()
+	}
+}

@@ -1,0 +1,254 @@
+package election
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/wire"
+)
+
+// One test per rule of stability.go, on the machine as the agent runs it
+// (hardened). Defaults: heartbeat 100ms, suspect after 300ms, confirm
+// timeout 5ms (PROBEs every 0.5ms in its first half).
+
+func vouch(from NodeID, term uint64, leader NodeID, age time.Duration) Event {
+	ev := claim(wire.TypeVouch, key(from), term)
+	ev.Msg.Leader, ev.Msg.Age = leader, uint32(age/time.Microsecond)
+	return ev
+}
+
+func probeMsg(from NodeID, term uint64, leader NodeID, age time.Duration) Event {
+	ev := claim(wire.TypeProbe, key(from), term)
+	ev.Msg.Leader, ev.Msg.Age = leader, uint32(age/time.Microsecond)
+	return ev
+}
+
+func TestConfirmTimeoutDefault(t *testing.T) {
+	for _, c := range []struct{ hb, want time.Duration }{
+		{100 * ms, 5 * ms}, {10 * ms, ms}, {time.Second, 5 * ms}, {40 * ms, 2 * ms},
+	} {
+		cfg := Config{ID: 1, HeartbeatInterval: c.hb}
+		if got := cfg.WithDefaults().ConfirmTimeout; got != c.want {
+			t.Errorf("heartbeat %v: confirm timeout %v, want %v", c.hb, got, c.want)
+		}
+	}
+	cfg := DefaultConfig(1)
+	cfg.ConfirmTimeout = 300 * ms
+	if err := cfg.Validate(); err == nil {
+		t.Error("a confirm timeout as long as suspect after validates")
+	}
+}
+
+// Rule 1: the detector's alarm is a question. The follower probes, and
+// the leader's VOUCH keeps it following: no ActFollow, no ELECTION.
+func TestConfirmLeaderVouchKeepsFollowing(t *testing.T) {
+	n := followerOf(t, key(1), keys(2, 3), key(3), 1, hardened)
+	n.expect(310*ms, fire(TimerSuspect),
+		"broadcast PROBE to all (2) term=1",
+		"set-timer confirm at 310.5ms")
+	n.is(StateFollower, 1, 3)
+	n.expect(310*ms+300*time.Microsecond, vouch(3, 1, 3, 0),
+		"cancel-timer confirm",
+		"set-timer suspect at 610.3ms")
+	n.is(StateFollower, 1, 3)
+}
+
+// Rule 1: with no VOUCH, the leader is suspected at the end of
+// ConfirmTimeout, after probeRounds PROBEs, and the election runs.
+func TestConfirmSilenceSuspectsAfterConfirmTimeout(t *testing.T) {
+	n := followerOf(t, key(1), keys(2, 3), key(3), 1, hardened)
+	n.step(310*ms, fire(TimerSuspect))
+	probes := 1
+	at := 310 * ms
+	for i := 0; i < 10 && n.b.Status().Leader != 0; i++ {
+		at = n.b.deadline[TimerConfirm]
+		for _, a := range n.step(at, fire(TimerConfirm)) {
+			if a.Kind == ActBroadcast && a.Msg.Type == wire.TypeProbe {
+				probes++
+			}
+		}
+	}
+	if probes != probeRounds || at != 315*ms {
+		t.Errorf("%d PROBEs, suspected at %v; want %d, at 315ms", probes, at, probeRounds)
+	}
+	n.is(StateCandidate, 1, noLeader)
+}
+
+// Rule 1: another member that heard the leader more recently vouches with
+// its own age; the follower counts the leader heard then. A vouch older
+// than what it knows changes nothing.
+func TestConfirmMemberVouchWithItsAge(t *testing.T) {
+	n := followerOf(t, key(1), keys(2, 3), key(3), 1, hardened)
+	n.step(310*ms, fire(TimerSuspect))
+	n.expect(311*ms, vouch(2, 1, 3, 2*ms), "cancel-timer confirm", "set-timer suspect at 609ms")
+	n.is(StateFollower, 1, 3)
+	n.step(609*ms, fire(TimerSuspect))
+	n.expect(610*ms, vouch(2, 1, 3, 400*ms)) // older than its own news: nothing
+	n.is(StateFollower, 1, 3)
+}
+
+// Rule 1: a member vouches only with what it heard itself, and only with
+// news: a follower that heard the leader only through a vouch does not
+// pass it on, and one with older news than the prober stays silent.
+func TestProbeAnsweredOnlyWithFirstHandNews(t *testing.T) {
+	n := followerOf(t, key(2), keys(1, 3), key(3), 1, hardened)
+	n.expect(20*ms, probeMsg(1, 1, 3, 50*ms), "send VOUCH to 1 term=1") // heard 3 at 10ms: 10ms ago
+	n.expect(20*ms, probeMsg(1, 1, 3, 5*ms))                            // older than the prober's
+	n.step(100*ms, vouch(3, 1, 3, 0))                                   // the leader itself, at 100ms
+	n.step(150*ms, vouch(1, 1, 3, 0))                                   // hearsay: 1 says it heard 3 just now
+	acts := n.step(160*ms, probeMsg(1, 1, 3, 80*ms))
+	if len(acts) != 1 || acts[0].Msg.Age != uint32(60*ms/time.Microsecond) {
+		t.Errorf("answer: %q age %v, want a VOUCH with age 60ms (its own hearing at 100ms)", actStrings(acts), acts)
+	}
+}
+
+// The leader answers every PROBE about itself.
+func TestProbeLeaderVouchesForItself(t *testing.T) {
+	n := leaderOf(t, key(3), keys(1, 2), hardened)
+	acts := n.expect(350*ms, probeMsg(1, 1, 3, 340*ms), "send VOUCH to 1 term=1")
+	if m := acts[0].Msg; m.Leader != 3 || m.Age != 0 {
+		t.Errorf("vouch %+v, want leader 3 age 0", m)
+	}
+}
+
+// Rule 2: a follower that hears its leader ignores a claim of a smaller
+// key, whatever its term.
+func TestStickyFollowerIgnoresSmallerClaim(t *testing.T) {
+	n := followerOf(t, key(2), keys(1, 3), key(3), 1, hardened)
+	n.expect(100*ms, coord(1, 5))
+	n.is(StateFollower, 1, 3)
+	// The textbook leaves its leader for the later term at once (and,
+	// larger than 1, runs an election to take over from it).
+	tb := followerOf(t, key(2), keys(1, 3), key(3), 1)
+	tb.step(100*ms, coord(1, 5))
+	tb.is(StateCandidate, 5, 1)
+}
+
+// Rule 2: an ELECTION from a key smaller than the leader's makes a
+// follower that hears its leader ask it first; it elects (step 4) only if
+// the leader stays silent.
+func TestStickyFollowerAsksBeforeElecting(t *testing.T) {
+	n := followerOf(t, key(2), keys(1, 3), key(3), 1, hardened)
+	n.expect(100*ms, election(1, 1),
+		"send ANSWER to 1 term=1",
+		"broadcast PROBE to all (2) term=1",
+		"set-timer confirm at 100.5ms")
+	// A heartbeat that arrived before is no news; the leader's vouch is.
+	n.expect(101*ms, vouch(3, 1, 3, 0), "cancel-timer confirm", "set-timer suspect at 401ms")
+	n.is(StateFollower, 1, 3)
+	// Again, and this time the leader is silent: it elects, having taken
+	// over 1's election.
+	n.step(200*ms, election(1, 1))
+	for n.b.st.confirming {
+		n.step(n.b.deadline[TimerConfirm], fire(TimerConfirm))
+	}
+	n.is(StateCandidate, 1, noLeader)
+	if !n.b.committed {
+		t.Error("the election it runs has not taken over the ELECTION it answered")
+	}
+}
+
+// Rule 2: a leader answers an ELECTION of its own term with its claim,
+// without a new term; the same sender electing again at that term cannot
+// accept the claim, and gets a fresh term.
+func TestLeaderAnswersOwnTermElectionWithoutNewTerm(t *testing.T) {
+	n := leaderOf(t, key(3), keys(1, 2), hardened)
+	n.expect(350*ms, election(1, 1), "send ANSWER to 1 term=1", "send COORDINATOR to 1 term=1")
+	n.is(StateLeader, 1, 3)
+	acts := n.step(600*ms, election(1, 1))
+	if !has(acts, "broadcast COORDINATOR to all (2) term=2") {
+		t.Errorf("second ELECTION at the leader's term: %q, want a fresh term", actStrings(acts))
+	}
+}
+
+// Rule 2 (textbook mode): a claim that would make a node leave a leader it
+// hears waits for the claimant's VOUCH; a claimant that cannot hear never
+// answers.
+func TestClaimantAskedBeforeFollowing(t *testing.T) {
+	n := leaderOf(t, key(3), keys(1, 2), hardened)
+	n.expect(350*ms, coord(4, 2), "send PROBE to 4 term=1")
+	n.is(StateLeader, 1, 3)
+	acts := n.step(351*ms, vouch(4, 2, 4, 0))
+	if !has(acts, fmtFollow(4, 2)) {
+		t.Errorf("after the claimant's vouch: %q, want it followed", actStrings(acts))
+	}
+	// It answered: its next claims are taken at once for a while.
+	if acts := n.step(360*ms, coord(4, 3)); has(acts, "send PROBE to 4 term=2") {
+		t.Errorf("claim right after an answer: %q", actStrings(acts))
+	}
+}
+
+// Rule 3 (quorum mode): a node elects only once a majority granted its
+// pre-vote; a VOUCH naming a live leader larger than it ends the pre-vote.
+func TestPrevoteNeedsMajority(t *testing.T) {
+	n := started(t, key(2), keys(1, 3, 4, 5), hardened, quorumOf(5))
+	acts := n.step(tStartup, fire(TimerStartup))
+	if !has(acts, "broadcast PROBE to all (4) term=0") || hasKind(acts, ActSetTimer) && has(acts, "broadcast ELECTION to larger (3) term=0") {
+		t.Fatalf("start of the election: %q, want a pre-vote and no ELECTION", actStrings(acts))
+	}
+	if acts := n.step(301*ms, vouch(1, 0, 0, 0)); hasKind(acts, ActBroadcast) {
+		t.Fatalf("one grant of 2 needed: %q", actStrings(acts))
+	}
+	acts = n.step(302*ms, vouch(3, 0, 0, 0))
+	if !has(acts, "broadcast ELECTION to larger (3) term=0") {
+		t.Fatalf("majority granted: %q, want the election", actStrings(acts))
+	}
+	// A node that hears a larger live leader gives its pre-vote up.
+	m := started(t, key(2), keys(1, 3, 4, 5), hardened, quorumOf(5))
+	m.step(tStartup, fire(TimerStartup))
+	m.step(301*ms, vouch(1, 0, 5, time.Millisecond))
+	if m.b.st.prevoting {
+		t.Error("still pre-voting after a vouch for the larger live leader 5")
+	}
+}
+
+// Rule 3: without a pre-vote, a node that cannot hear would claim again
+// and again; with it, it stays quiet: PROBEs only, less and less often.
+func TestPrevoteBacksOffQuietly(t *testing.T) {
+	n := started(t, key(5), keys(1, 2, 3, 4), hardened, quorumOf(5))
+	n.step(tStartup, fire(TimerStartup))
+	var claims, probes int
+	var last time.Duration
+	for i := 0; i < 200 && n.b.armed[TimerPrevote]; i++ {
+		at := n.b.deadline[TimerPrevote]
+		if at > 5*time.Second {
+			break
+		}
+		for _, a := range n.step(at, fire(TimerPrevote)) {
+			switch {
+			case a.Kind == ActBroadcast && a.Msg.Type == wire.TypeProbe:
+				probes++
+				last = at
+			case a.Kind == ActBroadcast:
+				claims++
+			}
+		}
+	}
+	if claims != 0 || probes == 0 || probes > 100 {
+		t.Errorf("deaf for 5s: %d claims, %d PROBEs (last at %v); want no claim and a few PROBEs", claims, probes, last)
+	}
+}
+
+// Leases that survive loss: the leader re-sends its latest claim, unicast,
+// to the members that have not acknowledged it, resendRounds times a tenth
+// of a heartbeat apart, and stops when all have.
+func TestQuorumResendsLatestClaim(t *testing.T) {
+	n := leaseHolder(t)
+	acts := n.step(500*ms, fire(TimerHeartbeat))
+	if !has(acts, "set-timer resend at 510ms") {
+		t.Fatalf("heartbeat: %q", actStrings(acts))
+	}
+	acts = n.step(510*ms, fire(TimerResend))
+	if len(acts) < 3 || acts[0].Msg.Claim != acts[1].Msg.Claim || !has(acts, "send HEARTBEAT to 1 term=1") || !has(acts, "send HEARTBEAT to 2 term=1") {
+		t.Fatalf("resend: %q", actStrings(acts))
+	}
+	claimNo := acts[0].Msg.Claim
+	n.step(511*ms, ack(1, 1, claimNo))
+	acts = n.step(520*ms, fire(TimerResend))
+	if has(acts, "send HEARTBEAT to 1 term=1") || !has(acts, "send HEARTBEAT to 2 term=1") {
+		t.Fatalf("second resend: %q, want 2 only", actStrings(acts))
+	}
+	if acts := n.step(521*ms, ack(2, 1, claimNo)); !has(acts, "cancel-timer resend") {
+		t.Fatalf("all acknowledged: %q", actStrings(acts))
+	}
+}

@@ -1,0 +1,316 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
+)
+
+// The stability checks (election/stability.go), over random schedules on
+// a LAN (one-way delays of 50µs to 1ms, clock rates within ±500 ppm):
+//
+//   - Loss alone is no failure. With random loss of up to 30 % on every
+//     packet copy for the whole run, and no crash, pause, partition or
+//     change of priority, the first leader leads to the end: no node ever
+//     follows another, no node is ever without a leader, and in quorum
+//     mode the leader never loses its lease (its job never restarts).
+//   - A node that cannot hear (its input cut, it still sends) disturbs
+//     nobody: the others never follow another leader and never have none,
+//     in textbook and in quorum mode.
+//   - In quorum mode a leader that cannot hear gives way: the others (a
+//     majority that hears itself) have a new leader within
+//     deafLeaderBound of the cut (deafLeaderLossyBound with loss of up to
+//     10 % on top), and the deaf node never leads again while the fault
+//     lasts.
+//
+// Each check has a planted bug that it must catch: the textbook machine
+// (Config.Textbook: the detector's word is final) under loss, and quorum
+// mode without its pre-vote (Config.UnsafeNoPrevote) with a deaf leader.
+
+// deafLeaderBound: the deaf leader's lease runs out at most Lease after
+// the cut (it steps down StopBefore earlier), its last heartbeats reach the
+// others until then; their detectors fire SuspectAfter later, confirm
+// within ConfirmTimeout, and their guards (Lease+LeaseMargin after their
+// last acknowledgement) are over by about then too; a pre-vote, an
+// election (T at most, the old leader is left out) and one claim round
+// follow. With the defaults: 300+300+30+5+50ms and round trips, well
+// within 1s.
+const deafLeaderBound = time.Second
+
+// deafLeaderLossyBound: the same with loss of up to 10 % on top, where
+// an election can also lose its ELECTION or ANSWER (T and the wait for
+// COORDINATOR, 250ms), or split the votes of one term between two
+// claimants (the larger claims again at once under a fresh term).
+const deafLeaderLossyBound = 3 * time.Second
+
+// stabilityRun is one random stability schedule.
+type stabilityRun struct {
+	alg    string
+	seed   uint64
+	quorum bool
+	// fault: "loss" (loss p for the whole run), "deaf-follower",
+	// "deaf-leader" (quorum mode only; with a little loss too).
+	fault string
+	p     float64
+	// planted bugs
+	textbook, noPrevote bool
+}
+
+// stabilityResult is what one run saw.
+type stabilityResult struct {
+	problems []string
+	// leaderless: the longest time a node (other than a deaf one) had no
+	// leader, after the first agreement.
+	leaderless time.Duration
+	// regained: deaf-leader runs: the cut until the others' new leader.
+	regained time.Duration
+	probes   int // PROBE packets sent
+	trace    *bytes.Buffer
+}
+
+func (r *stabilityResult) problem(format string, args ...any) {
+	if len(r.problems) < 5 {
+		r.problems = append(r.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+func (sr stabilityRun) config() Config {
+	r := rand.New(rand.NewPCG(sr.seed, 0x57ab1e))
+	n := 3 + r.IntN(5)
+	if sr.quorum && n%2 == 0 {
+		n++
+	}
+	timing := DefaultTiming()
+	timing.Textbook = sr.textbook
+	timing.UnsafeNoPrevote = sr.noPrevote
+	if sr.quorum {
+		timing.Quorum = n
+		if sr.seed%2 == 0 {
+			// The agent's timing.
+			t := timing.WithDefaults()
+			timing.StopBefore = t.HeartbeatInterval
+			timing.Lease = t.SuspectAfter + t.HeartbeatInterval
+		}
+	}
+	cfg := Config{
+		Seed:      sr.seed,
+		Algorithm: sr.alg,
+		Timing:    timing,
+		Net:       Net{DelayMin: 50 * time.Microsecond, DelayMax: time.Millisecond},
+		Unicast:   r.IntN(4) == 0,
+		DriftPPM:  int(election.MaxClockDrift * 1e6),
+	}
+	for i := range n {
+		prio := uint16(100)
+		if r.IntN(3) == 0 {
+			prio = uint16(50 + 50*r.IntN(3))
+		}
+		cfg.Nodes = append(cfg.Nodes, Node{Key: election.Key{Priority: prio, ID: uint64(10 + i)}, Preempt: r.IntN(4) != 0})
+	}
+	return cfg
+}
+
+// run plays the schedule: the cluster starts and agrees on a first
+// leader; then the fault runs for 5 s, during which every event is
+// checked.
+func (sr stabilityRun) run(trace bool) stabilityResult {
+	cfg := sr.config()
+	var res stabilityResult
+	if trace {
+		res.trace = &bytes.Buffer{}
+		cfg.Trace = res.trace
+	}
+	s, err := New(cfg)
+	if err != nil {
+		res.problem("%v", err)
+		return res
+	}
+	s.Start()
+	if !s.RunWhile(3*time.Second, func() bool { return !s.converged(false) }) {
+		res.problem("no first leader: %s", s.Describe())
+		return res
+	}
+	// Let the first election's packets land and, in quorum mode, the
+	// followers see the lease.
+	s.RunUntil(s.Now() + time.Second)
+	leaders := s.LiveLeaders()
+	if len(leaders) != 1 || !s.converged(false) {
+		res.problem("no settled first leader: %s", s.Describe())
+		return res
+	}
+	leader := s.index(leaders[0])
+	r := rand.New(rand.NewPCG(sr.seed, 0xfa017))
+	deaf := -1
+	switch sr.fault {
+	case "loss":
+		s.SetNet(Net{DelayMin: cfg.Net.DelayMin, DelayMax: cfg.Net.DelayMax, Loss: sr.p})
+	case "deaf-follower":
+		deaf = (leader + 1 + r.IntN(s.N()-1)) % s.N()
+	case "deaf-leader":
+		deaf = leader
+		s.SetNet(Net{DelayMin: cfg.Net.DelayMin, DelayMax: cfg.Net.DelayMax, Loss: sr.p})
+	}
+	if deaf >= 0 {
+		s.OneWay(s.complement([]int{deaf}), []int{deaf})
+	}
+	cut := s.Now()
+	end := cut + 5*time.Second
+	before := s.Stats.Packets
+	others := s.complement([]int{deaf})
+	if deaf < 0 {
+		others = s.complement(nil)
+	}
+	noLeaderSince := make(map[int]time.Duration)
+	newLeader := -1
+	s.RunWhile(end, func() bool {
+		now := s.Now()
+		switch sr.fault {
+		case "loss", "deaf-follower":
+			for _, i := range others {
+				st, _ := s.Status(i)
+				switch {
+				case i == leader && st.State != election.StateLeader:
+					res.problem("t=%v: the leader n%d stopped leading (%v, leader n%d, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Leader, st.Term)
+				case st.Leader != 0 && st.Leader != s.nodes[leader].key.ID:
+					res.problem("t=%v: n%d follows n%d, not the leader n%d", now-cut, s.nodes[i].key.ID, st.Leader, s.nodes[leader].key.ID)
+				}
+				if st.Leader == 0 {
+					if _, ok := noLeaderSince[i]; !ok {
+						noLeaderSince[i] = now
+						res.problem("t=%v: n%d has no leader (%v, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Term)
+					}
+				} else if since, ok := noLeaderSince[i]; ok {
+					res.leaderless = max(res.leaderless, now-since)
+					delete(noLeaderSince, i)
+				}
+			}
+		case "deaf-leader":
+			if st, _ := s.Status(deaf); st.State == election.StateLeader && now-cut > s.nodes[deaf].m.Config().Lease {
+				res.problem("t=%v: the deaf node n%d leads again (term %d)", now-cut, s.nodes[deaf].key.ID, st.Term)
+			}
+			if newLeader < 0 {
+				if l := s.LiveLeaders(); len(l) == 1 && l[0] != s.nodes[deaf].key.ID && s.agree(others, l[0]) {
+					newLeader = s.index(l[0])
+					res.regained = now - cut
+				}
+			}
+		}
+		return true
+	})
+	if sr.fault == "deaf-leader" && newLeader < 0 {
+		res.problem("the others had no new leader %v after the cut: %s", end-cut, s.Describe())
+	} else if bound := map[bool]time.Duration{false: deafLeaderBound, true: deafLeaderLossyBound}[sr.p > 0]; res.regained > bound {
+		res.problem("the others had a new leader %v after the cut, more than %v", res.regained, bound)
+	}
+	res.probes = s.Stats.Packets[wire.TypeProbe] - before[wire.TypeProbe]
+	return res
+}
+
+// agree reports whether every node of idx follows (or is) leader.
+func (s *Sim) agree(idx []int, leader election.NodeID) bool {
+	for _, i := range idx {
+		if st, ok := s.Status(i); !ok || st.Leader != leader {
+			return false
+		}
+	}
+	return true
+}
+
+// stabilitySchedules runs n schedules of each kind for alg and reports the
+// failures (at most a few with their replay).
+func stabilitySchedules(t *testing.T, alg string, n int) {
+	kinds := []struct {
+		quorum bool
+		fault  string
+	}{{false, "loss"}, {true, "loss"}, {false, "deaf-follower"}, {true, "deaf-follower"}, {true, "deaf-leader"}}
+	for _, k := range kinds {
+		failed, worstLeaderless, worstRegain, worstRegainLossless, probes := 0, time.Duration(0), time.Duration(0), time.Duration(0), 0
+		first := uint64(1)
+		count := n
+		if *flagSeed != 0 {
+			first, count = *flagSeed, 1
+		}
+		for seed := first; seed < first+uint64(count); seed++ {
+			sr := stabilityRun{alg: alg, seed: seed, quorum: k.quorum, fault: k.fault}
+			switch k.fault {
+			case "loss":
+				sr.p = 0.30 * float64(seed%4+1) / 4 // 7.5 %, 15 %, 22.5 %, 30 %
+			case "deaf-leader":
+				sr.p = 0.05 * float64(seed%3)
+			}
+			res := sr.run(*flagSeed != 0)
+			worstLeaderless = max(worstLeaderless, res.leaderless)
+			worstRegain = max(worstRegain, res.regained)
+			if sr.p == 0 {
+				worstRegainLossless = max(worstRegainLossless, res.regained)
+			}
+			probes += res.probes
+			if len(res.problems) > 0 {
+				failed++
+				if failed <= 3 {
+					t.Errorf("%s quorum=%v %s p=%.3f seed %d: %q\nreplay: go test ./sim -run 'TestStabilitySchedules/%s$' -sim.seed %d -v",
+						alg, k.quorum, k.fault, sr.p, seed, res.problems, alg, seed)
+					if res.trace != nil {
+						t.Log(res.trace.String())
+					}
+				}
+			}
+		}
+		t.Logf("%s, quorum=%v, %s: %d schedules, %d failed; longest leaderless %v; slowest new leader %v (without loss %v); %d PROBE packets",
+			alg, k.quorum, k.fault, count, failed, worstLeaderless, worstRegain, worstRegainLossless, probes)
+	}
+}
+
+// TestStabilitySchedules: 200 schedules of each kind for bully and 50 for
+// each ring algorithm in CI; LANLEADER_SIM_SCHEDULES or -sim.schedules
+// sets the number of bully schedules for a long sweep (a tenth of it for
+// the ring family).
+func TestStabilitySchedules(t *testing.T) {
+	for _, alg := range election.Algorithms {
+		t.Run(alg, func(t *testing.T) {
+			t.Parallel()
+			n := 200
+			if *flagSchedules != 0 || sweep() {
+				n = schedules(t)
+			}
+			if alg != election.AlgorithmBully {
+				n /= 4
+				if *flagSchedules != 0 || sweep() {
+					n = schedules(t) / 10
+				}
+			}
+			stabilitySchedules(t, alg, n)
+		})
+	}
+}
+
+// The textbook machine, whose detector's word is final, changes leaders
+// under loss: the loss check catches it within a few schedules.
+func TestStabilityCheckCatchesTextbookUnderLoss(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		res := stabilityRun{alg: election.AlgorithmBully, seed: seed, fault: "loss", p: 0.3, textbook: true}.run(false)
+		if len(res.problems) > 0 {
+			t.Logf("caught at seed %d: %s", seed, res.problems[0])
+			return
+		}
+	}
+	t.Fatal("20 schedules of the textbook machine at 30 % loss and no false failover: the check does not bite")
+}
+
+// Quorum mode without its pre-vote: a deaf leader claims again and again
+// and the others never elect: the deaf-leader check catches it.
+func TestStabilityCheckCatchesNoPrevote(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		res := stabilityRun{alg: election.AlgorithmBully, seed: seed, quorum: true, fault: "deaf-leader", noPrevote: true}.run(false)
+		if len(res.problems) > 0 {
+			t.Logf("caught at seed %d: %s", seed, res.problems[0])
+			return
+		}
+	}
+	t.Fatal("20 schedules of a deaf leader without pre-vote and the others elected: the check does not bite")
+}
