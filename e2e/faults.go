@@ -111,6 +111,19 @@ func (n *Net) Loss(t TB, percent int, hosts ...int) {
 	}
 }
 
+// LossAll is Loss for every IP packet (VRRP, protocol 112, included), so
+// that lanleader and keepalived lose alike.
+func (n *Net) LossAll(t TB, percent int, hosts ...int) {
+	t.Helper()
+	RequireNFT(t)
+	if percent < 0 || percent > 100 {
+		t.Fatalf("LossAll: %d%%, want 0 to 100", percent)
+	}
+	for _, j := range hosts {
+		n.faultRules(t, j, fmt.Sprintf(`iifname "eth0" meta nfproto { ipv4, ipv6 } numgen random mod 100 < %d counter drop comment "loss"`, percent))
+	}
+}
+
 // Heal removes every fault rule of every host.
 func (n *Net) Heal(t TB) {
 	t.Helper()

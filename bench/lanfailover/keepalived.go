@@ -81,13 +81,7 @@ func kaDefinitions(w io.Writer) {
 // measureKeepalived runs o.trials trials of mode on a fresh set of
 // keepalived instances with advert_int advert, into res.
 func measureKeepalived(r *runner, o options, advert time.Duration, mode string, rng *rand.Rand, res *result) {
-	bin, err := exec.LookPath("keepalived")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/keepalived"); serr != nil {
-			r.Skip("keepalived: not installed (Debian, Ubuntu: apt-get install keepalived)")
-		}
-		bin = "/usr/sbin/keepalived"
-	}
+	bin := kaBinary(r)
 	version, advertText, err := kaAdvert(advert)
 	if err != nil {
 		r.Fatalf("%v", err)
@@ -100,51 +94,13 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 	top, next := o.hosts-1, o.hosts-2
 	capt := kaListen(r, n)
 
-	dir := r.TempDir()
-	hostDir := func(i int) string { return filepath.Join(dir, hostName(i)) }
+	start := kaInstances(r, n, bin, o.hosts, advertText, version)
 	for i := range o.hosts {
-		if err := os.Mkdir(hostDir(i), 0o700); err != nil {
-			r.Fatalf("%v", err)
-		}
-		conf := fmt.Sprintf(`! lanfailover: %s of %d, written for one run
-global_defs {
-	router_id %s
-	tmp_config_directory %s
-}
-vrrp_instance VI_1 {
-	state BACKUP
-	interface eth0
-	virtual_router_id %d
-	priority %d
-	advert_int %s
-	version %d
-	virtual_ipaddress {
-		%s/24 dev eth0
-	}
-}
-`, hostName(i), o.hosts, hostName(i), hostDir(i), kaVRID, 100+i, advertText, version, kaVIP)
-		if err := os.WriteFile(filepath.Join(hostDir(i), "keepalived.conf"), []byte(conf), 0o600); err != nil {
-			r.Fatalf("%v", err)
-		}
 		mac, err := n.Exec(i, "cat", "/sys/class/net/eth0/address")
 		if err != nil {
 			r.Fatalf("host-%d: %v", i+1, err)
 		}
 		capt.setMAC(i, strings.TrimSpace(mac))
-	}
-	start := func(i int) *e2e.Proc {
-		d := hostDir(i)
-		// A SIGKILLed keepalived leaves its pid files, and a pid file naming
-		// a live process (the pid reused) would stop the new one.
-		for _, f := range []string{"keepalived.pid", "vrrp.pid", "checkers.pid", "bfd.pid"} {
-			if err := os.Remove(filepath.Join(d, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				r.Fatalf("%v", err)
-			}
-		}
-		return n.StartProgram(r, i, bin, "--dont-fork", "--log-console", "--log-detail", "--no-syslog", "--vrrp",
-			"--use-file", filepath.Join(d, "keepalived.conf"),
-			"--pid", filepath.Join(d, "keepalived.pid"), "--vrrp_pid", filepath.Join(d, "vrrp.pid"),
-			"--checkers_pid", filepath.Join(d, "checkers.pid"), "--bfd_pid", filepath.Join(d, "bfd.pid"))
 	}
 	procs := make([]*e2e.Proc, o.hosts)
 	for i := range procs {
@@ -245,6 +201,66 @@ vrrp_instance VI_1 {
 	}
 	fmt.Fprintf(r.out, "# keepalived %s, %s: t0 within %v (the kill's system calls); frames read at most %v after their stamp\n",
 		res.Setting, mode, killSpan.Round(time.Microsecond), readLag.Round(time.Microsecond))
+}
+
+// kaInstances writes the configuration of every host's keepalived (one
+// VRRP instance on eth0, priority 100+i, advert_int advertText, VRRP
+// version, the virtual address kaVIP) in a directory of its own, and
+// returns the function that starts host i's keepalived.
+func kaInstances(r *runner, n *e2e.Net, bin string, hosts int, advertText string, version int) func(i int) *e2e.Proc {
+	dir := r.TempDir()
+	hostDir := func(i int) string { return filepath.Join(dir, hostName(i)) }
+	for i := range hosts {
+		if err := os.Mkdir(hostDir(i), 0o700); err != nil {
+			r.Fatalf("%v", err)
+		}
+		conf := fmt.Sprintf(`! lanfailover: %s of %d, written for one run
+global_defs {
+	router_id %s
+	tmp_config_directory %s
+}
+vrrp_instance VI_1 {
+	state BACKUP
+	interface eth0
+	virtual_router_id %d
+	priority %d
+	advert_int %s
+	version %d
+	virtual_ipaddress {
+		%s/24 dev eth0
+	}
+}
+`, hostName(i), hosts, hostName(i), hostDir(i), kaVRID, 100+i, advertText, version, kaVIP)
+		if err := os.WriteFile(filepath.Join(hostDir(i), "keepalived.conf"), []byte(conf), 0o600); err != nil {
+			r.Fatalf("%v", err)
+		}
+	}
+	return func(i int) *e2e.Proc {
+		d := hostDir(i)
+		// A SIGKILLed keepalived leaves its pid files, and a pid file naming
+		// a live process (the pid reused) would stop the new one.
+		for _, f := range []string{"keepalived.pid", "vrrp.pid", "checkers.pid", "bfd.pid"} {
+			if err := os.Remove(filepath.Join(d, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				r.Fatalf("%v", err)
+			}
+		}
+		return n.StartProgram(r, i, bin, "--dont-fork", "--log-console", "--log-detail", "--no-syslog", "--vrrp",
+			"--use-file", filepath.Join(d, "keepalived.conf"),
+			"--pid", filepath.Join(d, "keepalived.pid"), "--vrrp_pid", filepath.Join(d, "vrrp.pid"),
+			"--checkers_pid", filepath.Join(d, "checkers.pid"), "--bfd_pid", filepath.Join(d, "bfd.pid"))
+	}
+}
+
+// kaBinary is keepalived's path; it skips the setting when there is none.
+func kaBinary(r *runner) string {
+	bin, err := exec.LookPath("keepalived")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/keepalived"); serr != nil {
+			r.Skip("keepalived: not installed (Debian, Ubuntu: apt-get install keepalived)")
+		}
+		bin = "/usr/sbin/keepalived"
+	}
+	return bin
 }
 
 // kaAdvert is the VRRP version and keepalived's advert_int text for

@@ -118,6 +118,8 @@ type options struct {
 	quorums       []int // 0: plain (the textbook algorithm)
 	keepalived    bool
 	adverts       []time.Duration
+	losses        []int // -loss: loss percentages (stability rows instead of failover)
+	lossFor       time.Duration
 	seed          uint64
 	verbose       bool
 }
@@ -139,7 +141,8 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("lanfailover", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n"+
+			"       sudo go run ./bench/lanfailover -loss 20,30 [-loss-for 30s] [-hosts 5] [-keepalived] [-advert-int 1s,100ms]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
 			"or stopped. Needs root, iproute2 and nftables (and keepalived for -keepalived).\n\n")
@@ -155,6 +158,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.keepalived, "keepalived", false, "also measure keepalived (VRRP) on the same hosts")
 	adverts := fs.String("advert-int", "1s,100ms", "comma-separated keepalived advert_int values (1s is keepalived's default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random kill phase")
+	losses := fs.String("loss", "", "comma-separated loss percentages: instead of failover, measure stability under random loss on every host's input (e.g. 20,30)")
+	fs.DurationVar(&o.lossFor, "loss-for", 30*time.Second, "with -loss: how long each row's loss lasts")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
@@ -178,6 +183,12 @@ func parseFlags(args []string) (options, error) {
 	if o.quorums, err = parseQuorums(*quorums, o.hosts); err != nil {
 		return o, err
 	}
+	if o.losses, err = parseLosses(*losses); err != nil {
+		return o, err
+	}
+	if o.lossFor <= 0 {
+		return o, fmt.Errorf("-loss-for: %v, want a positive duration", o.lossFor)
+	}
 	if *algs == "all" {
 		*algs = strings.Join(election.Algorithms, ",")
 	}
@@ -189,6 +200,22 @@ func parseFlags(args []string) (options, error) {
 		o.algorithms = append(o.algorithms, a)
 	}
 	return o, nil
+}
+
+// parseLosses parses -loss's list of percentages (empty: no loss rows).
+func parseLosses(list string) ([]int, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 1 || p > 99 {
+			return nil, fmt.Errorf("-loss: %q is not a percentage from 1 to 99", strings.TrimSpace(f))
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // parseQuorums parses -quorum's list for a LAN of hosts: every N is 0
@@ -262,6 +289,20 @@ func run(o options, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "# %d hosts (network namespaces on one bridge), %d trials per row, seed %d\n", o.hosts, o.trials, o.seed)
 	var results []result
 	r.watchSignals()
+	if len(o.losses) > 0 {
+		rows := runLoss(r, o, stdout, stderr)
+		failed := false
+		for _, row := range rows {
+			if row.Failure != "" {
+				failed = true
+				fmt.Fprintf(stderr, "lanfailover: %d%% loss, %s, %s: %s\n", row.Percent, row.System, row.Setting, row.Failure)
+			}
+		}
+		if failed || r.interrupted.Load() {
+			return 1
+		}
+		return 0
+	}
 	measure := func(system, base string, quorum int, mode string, f func(*result)) {
 		if r.interrupted.Load() {
 			return

@@ -1,0 +1,55 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseLosses(t *testing.T) {
+	if got, err := parseLosses(" 20, 30"); err != nil || len(got) != 2 || got[0] != 20 || got[1] != 30 {
+		t.Errorf("parseLosses(20,30) = %v, %v", got, err)
+	}
+	if got, err := parseLosses(""); err != nil || got != nil {
+		t.Errorf("parseLosses(\"\") = %v, %v; want no rows", got, err)
+	}
+	for _, bad := range []string{"0", "100", "x", "20,"} {
+		if _, err := parseLosses(bad); err == nil || !strings.Contains(err.Error(), "-loss:") {
+			t.Errorf("parseLosses(%q): %v, want an error naming -loss", bad, err)
+		}
+	}
+	if _, err := parseFlags([]string{"-loss", "20", "-loss-for", "0s"}); err == nil || !strings.Contains(err.Error(), "-loss-for") {
+		t.Errorf("-loss-for 0s: %v", err)
+	}
+}
+
+func TestParseAgentMetrics(t *testing.T) {
+	m := parseAgentMetrics(`# HELP lanleader_leader_changes_total Times the leader known at this node changed.
+lanleader_leader_changes_total 3
+lanleader_messages_sent_total{type="COORDINATOR"} 7
+lanleader_messages_sent_total{type="HEARTBEAT"} 900
+lanleader_messages_sent_total{type="PROBE"} 12
+lanleader_messages_sent_total{type="VOUCH"} 5
+`)
+	if m != (agentMetrics{changes: 3, coordinators: 7, probes: 12, vouches: 5}) {
+		t.Errorf("parsed %+v", m)
+	}
+}
+
+func TestPrintLossTable(t *testing.T) {
+	var b strings.Builder
+	printLossTable(&b, options{hosts: 5, lossFor: 30 * time.Second}, []lossRow{
+		{Percent: 30, System: "lanleader", Setting: "heartbeat 100ms", Probes: 80, Vouches: 60, Dropped: 500, HasLeaderlessData: true},
+		{Percent: 30, System: "keepalived", Setting: "advert_int 100ms (VRRPv3)", Changes: 9, Claims: 9, JobStarts: -1, Dropped: 700},
+	})
+	for _, want := range []string{
+		"| 30 % | lanleader | heartbeat 100ms | 0 | 0 | 0 | 0.0 ms | 80 / 60 | 500 |",
+		"| 30 % | keepalived | advert_int 100ms (VRRPv3) | 9 | 9 | n/a | n/a | n/a | 700 |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
