@@ -102,12 +102,17 @@ func (n *Net) Partition(t TB, a, b []int) {
 // crosses one such rule, at its receiver.
 func (n *Net) Loss(t TB, percent int, hosts ...int) {
 	t.Helper()
+	n.loss(t, "meta l4proto { udp, tcp }", percent, hosts)
+}
+
+func (n *Net) loss(t TB, match string, percent int, hosts []int) {
+	t.Helper()
 	RequireNFT(t)
 	if percent < 0 || percent > 100 {
-		t.Fatalf("Loss: %d%%, want 0 to 100", percent)
+		t.Fatalf("loss: %d%%, want 0 to 100", percent)
 	}
 	for _, j := range hosts {
-		n.faultRules(t, j, fmt.Sprintf(`iifname "eth0" meta l4proto { udp, tcp } numgen random mod 100 < %d counter drop comment "loss"`, percent))
+		n.faultRules(t, j, fmt.Sprintf(`iifname "eth0" %s numgen random mod 100 < %d counter drop comment "loss"`, match, percent))
 	}
 }
 
@@ -115,13 +120,7 @@ func (n *Net) Loss(t TB, percent int, hosts ...int) {
 // that lanleader and keepalived lose alike.
 func (n *Net) LossAll(t TB, percent int, hosts ...int) {
 	t.Helper()
-	RequireNFT(t)
-	if percent < 0 || percent > 100 {
-		t.Fatalf("LossAll: %d%%, want 0 to 100", percent)
-	}
-	for _, j := range hosts {
-		n.faultRules(t, j, fmt.Sprintf(`iifname "eth0" meta nfproto { ipv4, ipv6 } numgen random mod 100 < %d counter drop comment "loss"`, percent))
-	}
+	n.loss(t, "meta nfproto { ipv4, ipv6 }", percent, hosts)
 }
 
 // Heal removes every fault rule of every host.

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/net/ipv4"
@@ -171,4 +173,35 @@ func (n *Net) SendUDP(i int, dst string, ttl int, payload []byte) error {
 		_, err = p.WriteTo(payload, nil, net.UDPAddrFromAddrPort(to))
 		return err
 	})
+}
+
+// Metrics reads the exposition of host i's agent (/metrics on the host's
+// own loopback) and returns every sample's value by its series as written
+// there, labels included: lanleader_leader_changes_total,
+// lanleader_messages_sent_total{type="PROBE"}, …
+func (n *Net) Metrics(i int) (map[string]float64, error) {
+	body, err := n.Get(i, "http://127.0.0.1:9947/metrics")
+	if err != nil {
+		return nil, err
+	}
+	return ParseExposition(body), nil
+}
+
+// ParseExposition reads the samples of a text exposition: series → value.
+// Comments and lines it cannot read are skipped.
+func ParseExposition(body string) map[string]float64 {
+	out := make(map[string]float64)
+	for line := range strings.SplitSeq(body, "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		series, val, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if v, err := strconv.ParseFloat(val, 64); err == nil {
+			out[series] = v
+		}
+	}
+	return out
 }

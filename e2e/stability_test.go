@@ -99,30 +99,12 @@ func (l *lan) counters(t *testing.T) []counters {
 	t.Helper()
 	out := make([]counters, l.Hosts())
 	for i := range out {
-		body, err := l.Get(i, "http://127.0.0.1:9947/metrics")
+		m, err := l.Metrics(i)
 		if err != nil {
 			t.Fatalf("host-%d /metrics: %v", i+1, err)
 		}
-		for _, line := range strings.Split(body, "\n") {
-			name, val, ok := strings.Cut(line, " ")
-			if !ok {
-				continue
-			}
-			v, err := strconv.ParseFloat(val, 64)
-			if err != nil {
-				continue
-			}
-			switch name {
-			case "lanleader_leader_changes_total":
-				out[i].changes = v
-			case `lanleader_messages_sent_total{type="COORDINATOR"}`:
-				out[i].coordinators = v
-			case `lanleader_messages_sent_total{type="PROBE"}`:
-				out[i].probes = v
-			case `lanleader_messages_sent_total{type="VOUCH"}`:
-				out[i].vouches = v
-			}
-		}
+		out[i] = counters{m["lanleader_leader_changes_total"], m[`lanleader_messages_sent_total{type="COORDINATOR"}`],
+			m[`lanleader_messages_sent_total{type="PROBE"}`], m[`lanleader_messages_sent_total{type="VOUCH"}`]}
 	}
 	return out
 }

@@ -210,40 +210,23 @@ type agentMetrics struct {
 func agentCounters(r *runner, n *e2e.Net, hosts int) []agentMetrics {
 	out := make([]agentMetrics, hosts)
 	for i := range out {
-		body, err := n.Get(i, "http://127.0.0.1:9947/metrics")
+		m, err := n.Metrics(i)
 		if err != nil {
 			r.Fatalf("host-%d /metrics: %v", i+1, err)
 		}
-		out[i] = parseAgentMetrics(body)
+		out[i] = countersOf(m)
 	}
 	return out
 }
 
-// parseAgentMetrics reads the counters of the loss table from an
-// exposition.
-func parseAgentMetrics(body string) agentMetrics {
-	var m agentMetrics
-	for line := range strings.SplitSeq(body, "\n") {
-		name, val, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case "lanleader_leader_changes_total":
-			m.changes = v
-		case `lanleader_messages_sent_total{type="COORDINATOR"}`:
-			m.coordinators = v
-		case `lanleader_messages_sent_total{type="PROBE"}`:
-			m.probes = v
-		case `lanleader_messages_sent_total{type="VOUCH"}`:
-			m.vouches = v
-		}
+// countersOf picks the counters of the loss table from an agent's samples.
+func countersOf(m map[string]float64) agentMetrics {
+	return agentMetrics{
+		changes:      m["lanleader_leader_changes_total"],
+		coordinators: m[`lanleader_messages_sent_total{type="COORDINATOR"}`],
+		probes:       m[`lanleader_messages_sent_total{type="PROBE"}`],
+		vouches:      m[`lanleader_messages_sent_total{type="VOUCH"}`],
 	}
-	return m
 }
 
 // longestOther is the longest time, between from and to, that a host

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/e2e"
 )
 
 func TestParseLosses(t *testing.T) {
@@ -26,13 +28,13 @@ func TestParseLosses(t *testing.T) {
 }
 
 func TestParseAgentMetrics(t *testing.T) {
-	m := parseAgentMetrics(`# HELP lanleader_leader_changes_total Times the leader known at this node changed.
+	m := countersOf(e2e.ParseExposition(`# HELP lanleader_leader_changes_total Times the leader known at this node changed.
 lanleader_leader_changes_total 3
 lanleader_messages_sent_total{type="COORDINATOR"} 7
 lanleader_messages_sent_total{type="HEARTBEAT"} 900
 lanleader_messages_sent_total{type="PROBE"} 12
 lanleader_messages_sent_total{type="VOUCH"} 5
-`)
+`))
 	if m != (agentMetrics{changes: 3, coordinators: 7, probes: 12, vouches: 5}) {
 		t.Errorf("parsed %+v", m)
 	}
