@@ -143,7 +143,12 @@ FLAGS
         after its last heartbeat; longer than --heartbeat. Shorter fails
         over faster but takes a late packet for a failure. It is also how
         long a starting node listens for a leader before it elects (with
-        either detector). Default three heartbeats (300ms).
+        either detector). Default three heartbeats (300ms). A suspicion is
+        first confirmed: the follower asks the leader and the other
+        members (PROBE) and keeps following if any of them heard the
+        leader since (VOUCH); only when none answers within a twentieth
+        of --heartbeat (1ms to 5ms) does it elect. Loss costs a few
+        packets, not a change of leader.
     --detector fixed|phi
         fixed: suspect after --suspect-after without a heartbeat.
         phi: phi-accrual (threshold 8), which learns the heartbeats'
@@ -309,6 +314,12 @@ QUORUM MODE
     runs the job; the majority side elects a leader once the old lease has
     surely ended. A leader that cannot renew its lease steps down a
     heartbeat before it ends, and checks it first thing after a pause.
+    The leader re-sends its latest heartbeat to each follower that has
+    not acknowledged it within a tenth of --heartbeat, three times, so
+    that 30% loss does not cost a lease. A node elects only once a
+    majority has answered that it hears no leader (a pre-vote): a node
+    that cannot hear, leader or follower, disturbs nobody, and a leader
+    whose incoming packets are cut steps down and lets the others elect.
 
     The job's guard holds the lease too: it SIGKILLs the job's group when
     the lease ends, even while the agent itself is stopped (SIGSTOP, a
