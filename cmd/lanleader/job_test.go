@@ -193,10 +193,10 @@ func TestResignLive(t *testing.T) {
 		!regexp.MustCompile(fmt.Sprintf(`node-1 \(node 1\) leads now, term %d, \d+ms after the request`, ag.Term+1)).MatchString(out) {
 		t.Errorf("resign on the leader: exit %d, stdout %q, stderr %q", code, out, stderr.String())
 	}
-	for i, a := range l.Agents {
-		if st := a.Status(); st.LeaderID != 1 || st.Term != ag.Term+1 {
-			t.Errorf("node-%d after the resign: leader %d term %d, want node 1 with term %d", i+1, st.LeaderID, st.Term, ag.Term+1)
-		}
+	// Both agree on node 1 with that term (each agent publishes its
+	// status at the end of its loop's turn: wait for it).
+	if now, err := l.WaitAgreement(5*time.Second, func(a agent.Agreement) bool { return a.Index == 0 }); err != nil || now.Term != ag.Term+1 {
+		t.Errorf("after the resign: %+v, %v; want both on node 1 with term %d", now, err, ag.Term+1)
 	}
 	if code := run([]string{"resign", "extra"}, &stdout, &stderr); code != 2 {
 		t.Errorf("resign extra: exit %d, want 2", code)
