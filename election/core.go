@@ -394,6 +394,17 @@ func (c *core) onClaim(from Key, term uint64) {
 	if !c.cfg.Textbook && c.state == StateFollower && from.ID != c.leader && c.healthy() && from.Less(c.leaderKey()) {
 		// Stickiness: the leader followed is heard, and this claimant could
 		// not take over from it. A node that cannot hear claims like this.
+		// A later term is a reason to ask the leader, though: what this
+		// node last heard of it may be old news (packets that waited while
+		// this node was paused), and the others may have elected since
+		// (the simulator's seed 1935: a paused node woke to a dead
+		// leader's late heartbeat and, with phi's window stretched by the
+		// pause, ignored the new leader for seconds). Bully only: in the
+		// ring family the elections this starts raced the ring's own and
+		// kept a few random schedules from converging.
+		if term > c.term && c.cfg.Algorithm == AlgorithmBully {
+			c.confirmSuspicion(true)
+		}
 		return
 	}
 	if !c.accepts(from, term) {

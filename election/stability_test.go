@@ -115,7 +115,12 @@ func TestProbeLeaderVouchesForItself(t *testing.T) {
 // key, whatever its term.
 func TestStickyFollowerIgnoresSmallerClaim(t *testing.T) {
 	n := followerOf(t, key(2), keys(1, 3), key(3), 1, hardened)
-	n.expect(100*ms, coord(1, 5))
+	n.expect(100*ms, coord(1, 1)) // its own term: ignored
+	n.is(StateFollower, 1, 3)
+	// A later term is ignored too, but makes it ask its leader (what it
+	// heard of it may be old news); the leader's vouch settles it.
+	n.expect(100*ms, coord(1, 5), "broadcast PROBE to all (2) term=1", "set-timer confirm at 100.5ms")
+	n.step(101*ms, vouch(3, 1, 3, 0))
 	n.is(StateFollower, 1, 3)
 	// The textbook leaves its leader for the later term at once (and,
 	// larger than 1, runs an election to take over from it).
