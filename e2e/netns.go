@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -39,6 +38,7 @@ const (
 type Net struct {
 	t      TB
 	suffix string
+	letter int // index of suffix's letter, freed when the test bed is gone
 	bridge string
 	dir    string // logs
 	hosts  []string
@@ -69,8 +69,30 @@ var (
 	buildDir  string
 	binPath   string
 	buildErr  error
-	netSeq    atomic.Int32
+	// bedLetters: the letters (a–z) of the test beds alive in this
+	// process; a letter is free again once its test bed is gone.
+	bedMu      sync.Mutex
+	bedLetters [26]bool
 )
+
+// takeLetter reserves a free test-bed letter, -1 when all 26 are taken.
+func takeLetter() int {
+	bedMu.Lock()
+	defer bedMu.Unlock()
+	for k, used := range bedLetters {
+		if !used {
+			bedLetters[k] = true
+			return k
+		}
+	}
+	return -1
+}
+
+func freeLetter(k int) {
+	bedMu.Lock()
+	bedLetters[k] = false
+	bedMu.Unlock()
+}
 
 // NewNet creates hosts hosts, or skips the test when this process cannot
 // (not root, no ip command). Everything it creates is removed when the
@@ -86,15 +108,15 @@ func NewNet(t TB, hosts int) *Net {
 	if hosts < 1 || hosts > maxHosts {
 		t.Fatalf("NewNet: %d hosts, want 1 to %d", hosts, maxHosts)
 	}
-	k := netSeq.Add(1) - 1
-	if k >= 26 {
-		t.Fatalf("NewNet: more than 26 test beds in one process")
+	k := takeLetter()
+	if k < 0 {
+		t.Fatalf("NewNet: more than 26 test beds at once in one process")
 	}
 	removeLeftovers(t)
 
 	// The log directory is made first, so that it is removed last: the
 	// cleanups below still read the logs.
-	n := &Net{t: t, dir: t.TempDir(), suffix: strconv.Itoa(os.Getpid()) + string(rune('a'+k))}
+	n := &Net{t: t, dir: t.TempDir(), suffix: strconv.Itoa(os.Getpid()) + string(rune('a'+k)), letter: k}
 	n.bridge = Prefix + "br" + n.suffix
 	t.Cleanup(n.close)
 
@@ -381,6 +403,10 @@ func (n *Net) close() {
 		if err := deleteCountTable(n.countTable()); err != nil {
 			t.Errorf("e2e cleanup: %v", err)
 		}
+	}
+	// The names are free again, unless something of them may remain.
+	if !t.Failed() {
+		freeLetter(n.letter)
 	}
 }
 
