@@ -78,19 +78,6 @@ type Agent struct {
 	loop loopState // owned by the event loop goroutine
 }
 
-// member is another member as the loop knows it.
-type member struct {
-	name     string
-	addr     string // memberlist address
-	status   string // alive, suspect, dead, left
-	meta     meta
-	metaOK   bool
-	changed  time.Duration
-	warnedMD bool
-}
-
-func (m *member) alive() bool { return m.status == "alive" || m.status == "suspect" }
-
 // New checks cfg (after filling its defaults) and returns an agent that
 // has opened nothing yet.
 func New(cfg Config) (*Agent, error) {
@@ -105,11 +92,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 		cfg.initialTerm = t
 	}
-	ec := cfg.ElectionConfig()
-	if cfg.Detector == DetectorPhi {
-		ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
-	}
-	m, err := election.New(ec)
+	m, err := newMachine(&cfg, cfg.Priority)
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +142,17 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+// newMachine builds the election machine of cfg with priority p (the
+// configured priority, or the one the health checks give).
+func newMachine(cfg *Config, p uint16) (election.Machine, error) {
+	ec := cfg.ElectionConfig()
+	ec.Priority = p
+	if cfg.Detector == DetectorPhi {
+		ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
+	}
+	return election.New(ec)
+}
+
 // Config returns the agent's configuration, defaults filled in.
 func (a *Agent) Config() Config { return a.cfg }
 
@@ -172,8 +166,7 @@ func (a *Agent) Start() (err error) {
 	if a.started.Swap(true) {
 		return errors.New("agent: started twice")
 	}
-	cfg := &a.cfg
-	bind, err := cfg.BindAddrPort()
+	bind, err := a.cfg.BindAddrPort()
 	if err != nil {
 		return err
 	}
@@ -183,59 +176,85 @@ func (a *Agent) Start() (err error) {
 			close(a.loopDone) // the loop never ran
 		}
 	}()
+	if err := a.firstChecks(); err != nil {
+		return err
+	}
+	ip, ifi, err := electionIP(bind)
+	if err != nil {
+		return err
+	}
+	if err := a.openSockets(ip, ifi); err != nil {
+		return err
+	}
+	if err := a.startMemberlist(bind, ip); err != nil {
+		return err
+	}
+	a.epoch = time.Now()
+	a.startJoiner()
+	a.logStart()
+	a.startWorkers()
+	return nil
+}
 
-	// The health checks run once before anything opens: the node starts
-	// with the priority they give it.
-	if len(cfg.Checks) > 0 {
-		a.checks = &checker{commands: cfg.Checks, interval: cfg.CheckInterval,
-			env: hookEnv(cfg, "starting", 0, 0), quit: make(chan struct{})}
-		for _, r := range a.checks.first() {
-			c := &a.loop.checks[r.index]
-			c.OK, c.Last, c.Detail = r.ok, r.at.UTC().Format(timeFormat), r.detail
-			if !r.ok {
-				a.log.Warn("check fails", "check", c.Command, "detail", r.detail, "weight", c.Weight)
-			}
-		}
-		if p := a.effectivePriority(); p != cfg.Priority {
-			ec := cfg.ElectionConfig()
-			ec.Priority = p
-			if cfg.Detector == DetectorPhi {
-				ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
-			}
-			if a.machine, err = election.New(ec); err != nil {
-				return err
-			}
+// firstChecks runs the health checks once before anything opens: the node
+// starts with the priority they give it.
+func (a *Agent) firstChecks() error {
+	cfg := &a.cfg
+	if len(cfg.Checks) == 0 {
+		return nil
+	}
+	a.checks = &checker{commands: cfg.Checks, interval: cfg.CheckInterval,
+		env: hookEnv(cfg, "starting", 0, 0), quit: make(chan struct{})}
+	for _, r := range a.checks.first() {
+		c := &a.loop.checks[r.index]
+		c.OK, c.Last, c.Detail = r.ok, r.at.UTC().Format(timeFormat), r.detail
+		if !r.ok {
+			a.log.Warn("check fails", "check", c.Command, "detail", r.detail, "weight", c.Weight)
 		}
 	}
-
-	// The address of the election socket and the interface of the group.
-	ip := bind.Addr().Unmap()
-	var ifi *net.Interface
-	switch {
-	case ip.IsUnspecified() && ip.Is6():
-		return fmt.Errorf("bind %v: give an IPv6 agent its address (the IPv4 one is found by itself)", bind.Addr())
-	case ip.IsLinkLocalUnicast() && ip.Is6():
-		return fmt.Errorf("bind %v: link-local IPv6 addresses are not supported; use a global or unique-local (fd00::/8) address", bind.Addr())
-	}
-	if ip.IsUnspecified() {
-		if ip, ifi, err = advertiseAddr(); err != nil {
+	if p := a.effectivePriority(); p != cfg.Priority {
+		m, err := newMachine(cfg, p)
+		if err != nil {
 			return err
 		}
-	} else {
-		if ifi, err = interfaceOf(ip); err != nil {
-			return fmt.Errorf("bind %v: %w", bind.Addr(), err)
-		}
-		if ifi == nil {
-			return fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(hostAddrs(), ", "))
-		}
+		a.machine = m
 	}
+	return nil
+}
 
+// electionIP is the address of the election socket and the interface of
+// the multicast group, for memberlist's bind address: the bind address
+// itself, or with 0.0.0.0 an IPv4 address of the default route's
+// interface.
+func electionIP(bind netip.AddrPort) (netip.Addr, *net.Interface, error) {
+	ip := bind.Addr().Unmap()
+	switch {
+	case ip.IsUnspecified() && ip.Is6():
+		return ip, nil, fmt.Errorf("bind %v: give an IPv6 agent its address (the IPv4 one is found by itself)", bind.Addr())
+	case ip.IsLinkLocalUnicast() && ip.Is6():
+		return ip, nil, fmt.Errorf("bind %v: link-local IPv6 addresses are not supported; use a global or unique-local (fd00::/8) address", bind.Addr())
+	case ip.IsUnspecified():
+		return advertiseAddr()
+	}
+	ifi, err := interfaceOf(ip)
+	if err != nil {
+		return ip, nil, fmt.Errorf("bind %v: %w", bind.Addr(), err)
+	}
+	if ifi == nil {
+		return ip, nil, fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(hostAddrs(), ", "))
+	}
+	return ip, ifi, nil
+}
+
+// openSockets opens the HTTP listener and the election sockets (joined to
+// the multicast group with the multicast transport).
+func (a *Agent) openSockets(ip netip.Addr, ifi *net.Interface) (err error) {
+	cfg := &a.cfg
 	if cfg.HTTP != "" {
 		if a.httpLn, err = net.Listen("tcp", cfg.HTTP); err != nil {
 			return listenError("http", cfg.HTTP, err)
 		}
 	}
-
 	var group netip.Addr
 	if cfg.Transport == TransportMulticast {
 		group = cfg.Group
@@ -246,13 +265,16 @@ func (a *Agent) Start() (err error) {
 			}
 		}
 	}
-	if a.tr, err = openTransport(netip.AddrPortFrom(ip, uint16(cfg.ElectionPort)), group, ifi); err != nil {
-		return err
-	}
+	a.tr, err = openTransport(netip.AddrPortFrom(ip, uint16(cfg.ElectionPort)), group, ifi)
+	return err
+}
 
+// startMemberlist creates the memberlist on bind, announcing ip when bind
+// is unspecified.
+func (a *Agent) startMemberlist(bind netip.AddrPort, ip netip.Addr) (err error) {
 	a.del = &delegate{queue: newEventQueue()}
 	a.setMeta()
-	mc, err := memberlistConfig(cfg, bind, a.del, a.keys)
+	mc, err := memberlistConfig(&a.cfg, bind, a.del, a.keys)
 	if err != nil {
 		return err
 	}
@@ -268,28 +290,26 @@ func (a *Agent) Start() (err error) {
 	ln := a.ml.LocalNode()
 	gip, _ := netip.AddrFromSlice(ln.Addr)
 	a.gossip = netip.AddrPortFrom(gip.Unmap(), ln.Port)
+	return nil
+}
 
-	a.epoch = time.Now()
-	seeds := make([]string, len(cfg.Join))
-	for i, s := range cfg.Join {
+// startJoiner starts joining the seeds in the background.
+func (a *Agent) startJoiner() {
+	seeds := make([]string, len(a.cfg.Join))
+	for i, s := range a.cfg.Join {
 		seeds[i] = normalizeSeed(s, DefaultGossipPort)
 	}
 	a.joiner = &joiner{ml: a.ml, seeds: seeds, log: a.log, kick: make(chan []string, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go a.joiner.run()
+}
 
-	a.readers.Add(1)
-	go a.read(a.tr.uni)
-	if a.tr.multi != nil {
-		a.readers.Add(1)
-		go a.read(a.tr.multi)
-	}
-	if a.httpLn != nil {
-		a.http = a.newHTTPServer()
-		go a.http.Serve(a.httpLn)
-	}
+// logStart logs the settings the agent started with, and warns of the
+// risky ones.
+func (a *Agent) logStart() {
+	cfg := &a.cfg
 	groupText := "none (unicast)"
-	if group.IsValid() {
+	if a.tr.group.IsValid() {
 		groupText = a.tr.group.String()
 	}
 	a.log.Info("started",
@@ -311,6 +331,22 @@ func (a *Agent) Start() (err error) {
 			a.log.Warn("the HTTP listener is reachable beyond this host: /status and /metrics are readable from the network", "http", a.HTTPAddr())
 		}
 	}
+}
+
+// startWorkers starts the goroutines: the socket readers, the HTTP
+// server, the event loop, the metadata pusher, the syncer, and the job's,
+// hooks' and checks' runners.
+func (a *Agent) startWorkers() {
+	a.readers.Add(1)
+	go a.read(a.tr.uni)
+	if a.tr.multi != nil {
+		a.readers.Add(1)
+		go a.read(a.tr.multi)
+	}
+	if a.httpLn != nil {
+		a.http = a.newHTTPServer()
+		go a.http.Serve(a.httpLn)
+	}
 	a.running.Store(true)
 	go a.run()
 	go a.metaPusher()
@@ -325,7 +361,6 @@ func (a *Agent) Start() (err error) {
 		a.checks.report = func(r checkResult) { a.call(func() { a.onCheck(r) }) }
 		a.checks.start()
 	}
-	return nil
 }
 
 // memberlistError names the problem of a failed memberlist start.
@@ -340,105 +375,6 @@ func memberlistError(bind netip.AddrPort, err error) error {
 	return fmt.Errorf("memberlist on %v: %s", bind, oneLine(err))
 }
 
-// setMeta publishes this node's metadata for memberlist. It runs on the
-// loop (or before it starts).
-func (a *Agent) setMeta() {
-	b := meta{Proto: wire.Version, Algorithm: a.cfg.Algorithm, NodeID: a.cfg.NodeID,
-		Priority: a.machine.Status().Self.Priority, Election: a.tr.local, Leaving: a.loop.leaving,
-		Job: a.loop.jobRunning}.append(nil)
-	a.del.meta.Store(&b)
-}
-
-// pushMeta has the metadata sent to the members now rather than at the
-// next push-pull; it never blocks.
-func (a *Agent) pushMeta() {
-	select {
-	case a.metaKick <- struct{}{}:
-	default:
-	}
-}
-
-// metaPusher broadcasts the metadata after each pushMeta, one broadcast
-// at a time. memberlist's UpdateNode reads the metadata and then takes a
-// new incarnation: two calls at once could give the older metadata the
-// higher incarnation, and a stale "job running" would win everywhere. So
-// the calls are serial, and each waits for its broadcast only
-// metaPushWait (the alive message is queued for gossip either way, and a
-// newer one replaces it in the queue): a change (a job that stopped) goes
-// out at most metaPushWait after the one before it. A kick during a call
-// is kept (the channel holds one), so the last change is always sent.
-// Stop's own call (the leave) takes the same lock.
-//
-// Each change is broadcast again metaRepeats after it, with a new
-// incarnation. memberlist's broadcast queue (v0.7.0) can drop a queued
-// message: when a message replaces the only one in the queue, the queue
-// restarts its ids while the new message keeps its own, and a later
-// message of the same length that draws the same id takes its place
-// (hashicorp/memberlist pull request 263, not merged). Alive messages of
-// two members with names of one length are of one length, so the loss is
-// real: a new leader waited 5 s for a "job stopped" that never came, in
-// 6 of 34 runs of the job hand-over test. A repeat is a new message, lost
-// only if it too draws a clashing id; a takeover does not rely on either
-// (see jobWaitSyncEvery).
-func (a *Agent) metaPusher() {
-	repeat := time.NewTimer(time.Hour)
-	repeat.Stop()
-	defer repeat.Stop()
-	var changed time.Time // when the change being repeated was first pushed
-	left := 0             // repeats of it still due
-	for {
-		select {
-		case <-a.quit:
-			return
-		case <-a.metaKick:
-			changed, left = time.Now(), len(a.metaRepeats)
-		case <-repeat.C:
-			left--
-		}
-		a.metaMu.Lock()
-		a.updateNode(metaPushWait)
-		a.metaMu.Unlock()
-		if left > 0 {
-			repeat.Reset(time.Until(changed.Add(a.metaRepeats[len(a.metaRepeats)-left])))
-		}
-	}
-}
-
-// syncReq asks syncer for a state exchange with a member.
-type syncReq struct{ name, addr string }
-
-// syncer exchanges the membership state with a member when the loop asks
-// (a takeover waiting for the previous leader's job: see
-// jobWaitSyncEvery) and then tells the loop. memberlist's Join with a
-// member's address is that exchange: both sides merge the other's view,
-// the member's own entry included, and a newer entry comes to the loop as
-// a membership update, queued before Join returns. A failed exchange is
-// not reported: what the loop knows then is only what gossip brought.
-func (a *Agent) syncer() {
-	for {
-		var r syncReq
-		select {
-		case <-a.quit:
-			return
-		case r = <-a.syncKick:
-		}
-		if _, err := a.ml.Join([]string{r.addr}); err != nil {
-			a.log.Debug("state exchange failed", "name", r.name, "addr", r.addr, "err", oneLine(err))
-			continue
-		}
-		a.call(func() { a.onSynced(r.name) })
-	}
-}
-
-// metaPushWait bounds the wait for a metadata broadcast to go out.
-const metaPushWait = 50 * time.Millisecond
-
-// metaRepeats are the delays, from a metadata change, of its repeated
-// broadcasts (see metaPusher): the first is about two of memberlist's
-// gossip rounds (200 ms on a LAN), by when the first broadcast has gone
-// out or been lost; the second is for a loss of the first repeat.
-var metaRepeats = []time.Duration{500 * time.Millisecond, 2 * time.Second}
-
 // GossipAddr is memberlist's address (after Start).
 func (a *Agent) GossipAddr() netip.AddrPort { return a.gossip }
 
@@ -451,15 +387,6 @@ func (a *Agent) HTTPAddr() string {
 		return ""
 	}
 	return a.httpLn.Addr().String()
-}
-
-// Status returns the latest /status document.
-func (a *Agent) Status() Status {
-	if s := a.snap.Load(); s != nil {
-		return *s
-	}
-	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, BasePriority: a.cfg.Priority, State: "starting",
-		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{}}
 }
 
 // Done is closed when the event loop has ended.
@@ -669,125 +596,3 @@ func (a *Agent) call(f func()) {
 
 // now is the agent's monotonic clock.
 func (a *Agent) now() time.Duration { return time.Since(a.epoch) }
-
-// read is a socket's reader goroutine: it drops what is not for this
-// cluster's election (counting why) and hands the rest to the loop.
-func (a *Agent) read(c pconn) {
-	defer a.readers.Done()
-	buf := make([]byte, readBuffer)
-	failures := 0
-	var macs []*wire.MAC // this goroutine's own
-	if a.keys != nil {
-		macs = a.keys.macs()
-	}
-	for {
-		n, ttl, src, err := c.readFrom(buf)
-		at := a.now()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Errors such as an ICMP error reported on the socket are
-			// passing; a socket that only fails is fatal.
-			if failures++; failures >= maxReadFailures {
-				a.log.Error("election socket keeps failing", "err", err)
-				a.fail(fmt.Errorf("election socket: %d reads failed in a row, the last: %w", failures, err))
-				return
-			}
-			a.log.Debug("election socket read", "err", err)
-			continue
-		}
-		failures = 0
-		var p packet
-		if ua, ok := src.(*net.UDPAddr); ok {
-			ap := ua.AddrPort()
-			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-		}
-		reason, why := a.accept(buf[:n], ttl, &p.msg, macs, at)
-		if why != "" && a.authLog.due() {
-			a.log.Warn("dropped an election packet that is not authenticated with this cluster's key (one line per 10s at most; lanleader_packets_dropped_total{reason=\"auth\"} counts them)",
-				"from", p.src.String(), "node_id", p.msg.From, "why", why)
-		}
-		if reason == "" && p.msg.Type == wire.TypeDiscover && p.msg.Addr.Addr() != p.src.Addr() {
-			// A beacon announces its sender's own gossip address, never
-			// another host's: an agent must not be made to connect
-			// anywhere else.
-			reason = "addr"
-		}
-		if reason != "" {
-			a.met.PacketsDropped.WithLabelValues(reason).Inc()
-			// Another node with this node's node_id (at another address:
-			// not a late packet of our own) is evidence of a conflict.
-			if reason != "conflict" || p.src == a.tr.local {
-				continue
-			}
-			p.conflict = true
-		} else {
-			a.met.MessagesReceived.WithLabelValues(p.msg.Type.String()).Inc()
-		}
-		p.at = at
-		select {
-		case a.pkts <- p:
-		case <-a.quit:
-			return
-		}
-	}
-}
-
-// maxReadFailures is how many reads in a row may fail before the
-// election socket is declared broken.
-const maxReadFailures = 1000
-
-// accept decodes b into m and returns why it must be dropped, or "". With
-// "auth" it also says why in words, for the log. The order of the checks
-// is the order of their cost: the TTL, the header and body (no allocation),
-// the cluster, then the tag (an HMAC), then the replay window. A packet
-// with this node's node_id is evidence of a conflict only once its tag
-// verifies: a forged one must not take this node out of the election.
-func (a *Agent) accept(b []byte, ttl int, m *wire.Message, macs []*wire.MAC, at time.Duration) (reason, why string) {
-	if ttl >= 0 && ttl < LinkLocalTTL {
-		return "ttl", ""
-	}
-	msg, tag := wire.Split(b)
-	if err := wire.Decode(msg, m); err != nil {
-		return decodeReason(err), ""
-	}
-	if m.Cluster != a.cluster {
-		return "cluster", ""
-	}
-	switch {
-	case a.keys == nil && m.Flags&wire.FlagAuth != 0:
-		return "auth", "the sender signs its packets (it has a --key-file) and this agent has no key: give every agent the same --key-file"
-	case a.keys == nil:
-	case tag == nil:
-		return "auth", "the packet has no tag: the sender runs without --key-file"
-	case !verify(macs, msg, tag):
-		return "auth", "the tag does not verify: the sender has another --key-file, or the packet is forged"
-	}
-	if m.From == a.cfg.NodeID {
-		if m.Incarnation == a.inc.Load() {
-			return "self", ""
-		}
-		return "conflict", ""
-	}
-	if a.replay != nil && !a.replay.check(m.From, m.Incarnation, m.Seq, at) {
-		return "replay", ""
-	}
-	return "", ""
-}
-
-func decodeReason(err error) string {
-	switch {
-	case errors.Is(err, wire.ErrShort):
-		return "short"
-	case errors.Is(err, wire.ErrBadMagic):
-		return "magic"
-	case errors.Is(err, wire.ErrUnknownVersion):
-		return "version"
-	case errors.Is(err, wire.ErrUnknownType):
-		return "type"
-	case errors.Is(err, wire.ErrTrailing):
-		return "trailing"
-	}
-	return "length"
-}

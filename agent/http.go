@@ -54,20 +54,20 @@ func (a *Agent) newHTTPServer() *http.Server {
 		w.Header().Set("Cache-Control", "no-store")
 		if !fromThisHost(r) || r.Header.Get("Origin") != "" {
 			w.WriteHeader(http.StatusForbidden)
-			json.NewEncoder(w).Encode(resignAnswer{Error: "resign is accepted only from this host's loopback, and not from a web page"})
+			json.NewEncoder(w).Encode(ResignAnswer{Error: "resign is accepted only from this host's loopback, and not from a web page"})
 			return
 		}
 		if a.keys != nil {
 			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || !a.keys.resignAllowed(strings.TrimSpace(tok)) {
 				w.WriteHeader(http.StatusUnauthorized)
-				json.NewEncoder(w).Encode(resignAnswer{Error: "this agent has a key: resign needs it (lanleader resign --key-file FILE)"})
+				json.NewEncoder(w).Encode(ResignAnswer{Error: "this agent has a key: resign needs it (lanleader resign --key-file FILE)"})
 				return
 			}
 		}
 		led, term := a.resign()
 		s := a.Status()
-		ans := resignAnswer{Resigned: led, State: s.State, Term: s.Term, NodeID: s.NodeID,
+		ans := ResignAnswer{Resigned: led, State: s.State, Term: s.Term, NodeID: s.NodeID,
 			HoldOff: a.machine.Config().ResignHoldoff.String()}
 		if led {
 			// The term resigned, not the one that may follow it.
@@ -92,8 +92,8 @@ func (a *Agent) newHTTPServer() *http.Server {
 	}
 }
 
-// resignAnswer is the answer of POST /resign.
-type resignAnswer struct {
+// ResignAnswer is the answer of POST /resign (lanleader resign decodes it).
+type ResignAnswer struct {
 	// Resigned: this node led and hands over (its job stops first, then
 	// it sends RESIGN).
 	Resigned bool   `json:"resigned"`

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // The job's own record: each run of the test job appends "start NODE
@@ -101,19 +103,7 @@ func writeScript(t *testing.T, name, body string) string {
 // waitFor polls cond every 5ms until it holds or timeout passes.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	why := ""
-	for try := 0; try < int(timeout/(5*time.Millisecond))+2; try++ {
-		var ok bool
-		if ok, why = cond(); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %v: %s", what, timeout, why)
+	waitfor.Until(t, what, timeout, 5*time.Millisecond, cond)
 }
 
 // started waits until node has a start stamp after n stamps and returns it.

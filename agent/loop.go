@@ -1,46 +1,13 @@
 package agent
 
 import (
-	"fmt"
 	"log/slog"
-	"net/netip"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
-	"github.com/lanleader/lanleader/metrics"
 	"github.com/lanleader/lanleader/wire"
 )
-
-// Housekeeping: discovery beacons, memberlist's suspect states, pruning.
-const (
-	housekeepEvery = time.Second
-	// deadRetention is how long a dead or departed member stays in /status.
-	deadRetention = 10 * time.Minute
-	// kickEvery bounds how often one beacon's address is joined.
-	kickEvery = 5 * time.Second
-	// conflictMemory is how long evidence of a node_id conflict that
-	// memberlist does not list as a member (a packet with this node's
-	// node_id from another address, another node with this node's name)
-	// keeps the node in state conflict after it was last seen: the other
-	// node renews it as long as it runs.
-	conflictMemory = 30 * time.Second
-)
-
-// peer is a node known from its packets: while membership converges
-// (gossip takes a few hundred milliseconds to spread a join) a node may
-// speak before memberlist lists it.
-type peer struct {
-	addr netip.AddrPort
-	key  election.Key
-	seen time.Duration
-}
-
-// peerMemory is how long a node known only from its packets is still
-// sent to.
-const peerMemory = 10 * time.Second
 
 // loopState is everything only the event loop goroutine touches.
 type loopState struct {
@@ -237,78 +204,6 @@ func (a *Agent) do(act election.Action) {
 	}
 }
 
-// fanOut sends a one-to-all message by unicast to every live member in
-// its scope, and to the nodes that spoke recently but that memberlist does
-// not list yet.
-func (a *Agent) fanOut(b []byte, act election.Action) {
-	l := &a.loop
-	self := a.machine.Status().Self
-	inScope := func(k election.Key) bool {
-		return k.ID != a.cfg.NodeID && (act.Scope != election.ScopeLarger || self.Less(k))
-	}
-	sent := l.fanned
-	clear(sent)
-	for _, m := range l.members {
-		if !m.alive() || !m.metaOK || !inScope(election.Key{Priority: m.meta.Priority, ID: m.meta.NodeID}) {
-			continue
-		}
-		sent[m.meta.NodeID] = true
-		a.sendTo(b, m.meta.Election, act.Msg.Type)
-	}
-	now := a.now()
-	for id, p := range l.peers {
-		if sent[id] || now-p.seen > peerMemory || !inScope(p.key) {
-			continue
-		}
-		a.sendTo(b, p.addr, act.Msg.Type)
-	}
-}
-
-func (a *Agent) sendTo(b []byte, dst netip.AddrPort, t wire.Type) {
-	if err := a.tr.send(b, dst); err != nil {
-		a.log.Debug("send", "to", dst.String(), "type", t.String(), "err", err)
-	}
-}
-
-// encode stamps a message with the cluster, incarnation and sequence and
-// encodes it into the loop's buffer.
-func (a *Agent) encode(m wire.Message) []byte {
-	l := &a.loop
-	l.seq++
-	if l.seq == 0 {
-		// The sequence has wrapped (after 4 billion packets): a new
-		// incarnation keeps the receivers' windows moving forward.
-		a.inc.Add(1)
-		l.seq = 1
-	}
-	m.Cluster, m.Incarnation, m.Seq = a.cluster, a.inc.Load(), l.seq
-	if l.mac != nil {
-		m.Flags |= wire.FlagAuth
-	}
-	b, err := m.Append(l.buf[:0])
-	if err != nil {
-		a.log.Error("encode", "type", m.Type.String(), "err", err)
-		return nil
-	}
-	if l.mac != nil {
-		b = l.mac.Seal(b)
-	}
-	l.buf = b
-	return b
-}
-
-// electionAddr is where node id's election socket is: from its metadata,
-// or else from the source of its last packet.
-func (a *Agent) electionAddr(id uint64) (netip.AddrPort, bool) {
-	for _, m := range a.loop.members {
-		if m.metaOK && m.meta.NodeID == id && m.alive() {
-			return m.meta.Election, true
-		}
-	}
-	p, ok := a.loop.peers[id]
-	return p.addr, ok
-}
-
 // onPacket handles one accepted packet.
 func (a *Agent) onPacket(p packet) {
 	l := &a.loop
@@ -348,176 +243,6 @@ func (a *Agent) lastHeard(st election.Status) time.Duration {
 	return l.heardAt
 }
 
-// drainMembers applies the membership changes memberlist has queued.
-func (a *Agent) drainMembers() {
-	l := &a.loop
-	l.memq = a.del.queue.drain(l.memq[:0])
-	for _, ev := range l.memq {
-		a.onMember(ev)
-	}
-}
-
-// onBeacon joins the memberlist address a discovery beacon announces,
-// unless it is a member already.
-func (a *Agent) onBeacon(p packet) {
-	l := &a.loop
-	addr := p.msg.Addr.String()
-	if !p.msg.Addr.IsValid() || p.msg.Addr == a.gossip {
-		return
-	}
-	for _, m := range l.members {
-		if m.addr == addr && m.alive() {
-			return
-		}
-	}
-	now := a.now()
-	if at, ok := l.kicked[addr]; ok && now-at < kickEvery {
-		return
-	}
-	l.kicked[addr] = now
-	a.log.Debug("discovered a peer by beacon", "addr", addr, "node_id", p.msg.From)
-	select {
-	case a.joiner.kick <- []string{addr}:
-	default: // a join is under way; the next beacon tries again
-	}
-}
-
-// onMember applies one membership change.
-func (a *Agent) onMember(ev memberEvent) {
-	l := &a.loop
-	if ev.name == a.cfg.Name && ev.kind != memberNameConflict {
-		return
-	}
-	now := a.now()
-	l.dirty = true
-	switch ev.kind {
-	case memberNameConflict:
-		if ev.name != a.cfg.Name {
-			a.log.Error("two other nodes use one name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail)
-			return
-		}
-		// Another node has this node's name (a cloned host?): memberlist
-		// cannot list it, so the election would not know of it.
-		if _, seen := l.evidence["name "+ev.name+" at "+ev.detail]; !seen {
-			a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "other_addr", ev.detail)
-		}
-		l.evidence["name "+ev.name+" at "+ev.detail] = now
-	case memberJoin, memberUpdate:
-		m := l.members[ev.name]
-		isNew := m == nil || !m.alive()
-		if m == nil {
-			m = &member{name: ev.name}
-			l.members[ev.name] = m
-		}
-		old, oldOK := m.meta, m.metaOK
-		m.addr, m.status, m.changed = ev.addr, memberStatus(ev.state), now
-		md, err := decodeMeta(ev.meta)
-		if err == nil {
-			// Election packets go where a member's metadata says; that is
-			// on its own gossip address, never elsewhere.
-			if ga, perr := netip.ParseAddrPort(ev.addr); perr == nil && ga.Addr().Unmap() != md.Election.Addr() {
-				err = fmt.Errorf("its election address %v is not on its gossip address %v", md.Election, ev.addr)
-			}
-		}
-		if err == nil && md.Algorithm != a.cfg.Algorithm {
-			err = fmt.Errorf("it elects with --algorithm %s, this node with %s: every member must run the same", md.Algorithm, a.cfg.Algorithm)
-		}
-		m.meta, m.metaOK = md, err == nil
-		if oldOK || old.NodeID != 0 {
-			delete(l.outsiders, old.NodeID)
-		}
-		if err != nil && md.NodeID != 0 && md.NodeID != a.cfg.NodeID {
-			l.outsiders[md.NodeID] = true
-		}
-		if err != nil {
-			if !m.warnedMD {
-				a.log.Warn("member takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
-				m.warnedMD = true
-			}
-		}
-		if isNew {
-			a.log.Info("member joined", "name", ev.name, "node_id", md.NodeID, "priority", md.Priority, "addr", ev.addr)
-		}
-		if oldOK && (!m.metaOK || old.NodeID != md.NodeID) {
-			a.memberDown(old.NodeID)
-		}
-		if m.metaOK && md.NodeID != a.cfg.NodeID {
-			a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}})
-		}
-		a.onMemberChanged(ev.name)
-	case memberLeave:
-		m := l.members[ev.name]
-		if m == nil {
-			return
-		}
-		// memberlist's leave event does not say whether the node left or
-		// failed (its Node.State is stale there): a node that leaves
-		// gracefully says so in its metadata first.
-		m.status, m.changed = "dead", now
-		delete(l.outsiders, m.meta.NodeID)
-		verb := "member failed"
-		if m.metaOK && m.meta.Leaving {
-			m.status, verb = "left", "member left"
-		}
-		a.log.Info(verb, "name", ev.name, "node_id", m.meta.NodeID, "addr", ev.addr)
-		if m.metaOK {
-			a.memberDown(m.meta.NodeID)
-		}
-		a.onMemberChanged(ev.name)
-	}
-	a.checkConflict()
-}
-
-// memberDown tells the machine id is gone, unless another live member has
-// that id (a conflict between two others).
-func (a *Agent) memberDown(id uint64) {
-	if id == a.cfg.NodeID {
-		return
-	}
-	for _, m := range a.loop.members {
-		if m.alive() && m.metaOK && m.meta.NodeID == id {
-			return
-		}
-	}
-	a.step(a.now(), election.Event{Kind: election.EvMemberDown, Member: election.Key{ID: id}})
-}
-
-// checkConflict: a live member with this node's node_id puts the node in
-// state conflict until it is gone.
-func (a *Agent) checkConflict() {
-	l := &a.loop
-	var names []string
-	for _, m := range l.members {
-		if m.alive() && m.metaOK && m.meta.NodeID == a.cfg.NodeID {
-			names = append(names, m.name)
-		}
-	}
-	now := a.now()
-	for what, at := range l.evidence {
-		if now-at > conflictMemory {
-			delete(l.evidence, what)
-			continue
-		}
-		names = append(names, what)
-	}
-	slices.Sort(names)
-	if slices.Equal(names, l.conflict) {
-		return
-	}
-	was := len(l.conflict) > 0
-	l.conflict = names
-	switch {
-	case len(names) > 0 && !was:
-		a.log.Error("node_id conflict: another live member has this node's node_id; neither leads until it is fixed (set --node-id)",
-			"node_id", a.cfg.NodeID, "name", a.cfg.Name, "others", strings.Join(names, ","))
-		a.step(a.now(), election.Event{Kind: election.EvConflict, On: true})
-	case len(names) == 0 && was:
-		a.log.Info("node_id conflict resolved", "node_id", a.cfg.NodeID)
-		a.step(a.now(), election.Event{Kind: election.EvConflict, On: false})
-	}
-	l.dirty = true
-}
-
 // afterStep logs and counts what changed in the machine's status.
 func (a *Agent) afterStep() {
 	l := &a.loop
@@ -538,7 +263,26 @@ func (a *Agent) afterStep() {
 	l.prev = st
 	l.dirty = true
 	now := a.now()
+	a.countElection(prev, st, stepped)
+	failover := a.observeFailover(prev, st, now)
+	if st.Leader != 0 && st.Leader != l.lastLeader {
+		l.lastLeader = st.Leader
+		l.since = time.Now()
+		a.met.LeaderChanges.Inc()
+	}
+	if st.State == prev.State && st.Leader == prev.Leader && st.Self == prev.Self && !stepped {
+		// A new term of the same leadership: not worth a line at info.
+		a.log.Debug("term", "term", st.Term, "leader_id", st.Leader)
+		a.leadershipChanged(prev, st, false)
+		return
+	}
+	defer a.leadershipChanged(prev, st, st.State != prev.State || st.Leader != prev.Leader || stepped)
+	a.logChange(st, failover, stepped && now >= prev.LeaseUntil)
+}
 
+// countElection counts this node's elections won and lost.
+func (a *Agent) countElection(prev, st election.Status, stepped bool) {
+	l := &a.loop
 	if st.State == election.StateCandidate {
 		// An election of this node's own (bully's ELECTION broadcast says
 		// so too; the ring family's elections start with a unicast hop).
@@ -554,13 +298,17 @@ func (a *Agent) afterStep() {
 	if st.State == election.StateConflict {
 		l.electing = false
 	}
+}
 
-	// A failover runs from the last word of the old leader heard here (its
-	// last heartbeat, or its RESIGN) to a new leader known here: how long
-	// the cluster went without a leader, as this node saw it. A new leader
-	// may come after this node lost the old one, or at once, by a smaller
-	// node's claim heard before this node suspected anything. A larger
-	// node taking over (a preemption) is not a failover.
+// observeFailover measures a failover and returns it (0: none ended).
+// A failover runs from the last word of the old leader heard here (its
+// last heartbeat, or its RESIGN) to a new leader known here: how long
+// the cluster went without a leader, as this node saw it. A new leader
+// may come after this node lost the old one, or at once, by a smaller
+// node's claim heard before this node suspected anything. A larger
+// node taking over (a preemption) is not a failover.
+func (a *Agent) observeFailover(prev, st election.Status, now time.Duration) time.Duration {
+	l := &a.loop
 	var failover time.Duration
 	switch {
 	case st.Leader == 0 && prev.Leader != 0 && !l.lost:
@@ -576,25 +324,18 @@ func (a *Agent) afterStep() {
 	if st.Leader != 0 && st.Leader != prev.Leader {
 		l.heardFrom, l.heardAt = st.Leader, now
 	}
-	if st.Leader != 0 && st.Leader != l.lastLeader {
-		l.lastLeader = st.Leader
-		l.since = time.Now()
-		a.met.LeaderChanges.Inc()
-	}
+	return failover
+}
 
-	if st.State == prev.State && st.Leader == prev.Leader && st.Self == prev.Self && !stepped {
-		// A new term of the same leadership: not worth a line at info.
-		a.log.Debug("term", "term", st.Term, "leader_id", st.Leader)
-		a.leadershipChanged(prev, st, false)
-		return
-	}
-	defer a.leadershipChanged(prev, st, st.State != prev.State || st.Leader != prev.Leader || stepped)
+// logChange logs a change of state or leader at info. leaseLost: this
+// leader stepped down because no majority acknowledged in time (or it
+// was paused).
+func (a *Agent) logChange(st election.Status, failover time.Duration, leaseLost bool) {
 	attrs := []any{"state", st.State.String(), "term", st.Term, "leader", a.nameOf(st.Leader), "leader_id", st.Leader}
 	if failover > 0 {
 		attrs = append(attrs, "failover", failover.Round(time.Millisecond))
 	}
-	if stepped && now >= prev.LeaseUntil {
-		// No majority acknowledged in time (or this node was paused).
+	if leaseLost {
 		attrs = append(attrs, "lease_lost", true)
 	}
 	msg := "state"
@@ -611,135 +352,4 @@ func (a *Agent) afterStep() {
 		msg = "not leading: node_id conflict"
 	}
 	a.log.Log(nil, slog.LevelInfo, msg, attrs...)
-}
-
-// nameOf is the name of node id ("" when unknown).
-func (a *Agent) nameOf(id uint64) string {
-	if id == 0 {
-		return ""
-	}
-	if id == a.cfg.NodeID {
-		return a.cfg.Name
-	}
-	name := ""
-	for _, m := range a.loop.members {
-		if m.metaOK && m.meta.NodeID == id && (name == "" || m.alive()) {
-			name = m.name
-		}
-	}
-	return name
-}
-
-// housekeep runs every second: discovery beacons, memberlist's suspect
-// states, pruning of long-dead members.
-func (a *Agent) housekeep() {
-	l := &a.loop
-	now := a.now()
-	// memberlist has no event for "suspect"; read it.
-	for _, n := range a.ml.Members() {
-		if m := l.members[n.Name]; m != nil && m.alive() {
-			if s := memberStatus(n.State); s != m.status && (s == "alive" || s == "suspect") {
-				m.status, l.dirty = s, true
-			}
-		}
-	}
-	for name, m := range l.members {
-		if !m.alive() && now-m.changed > deadRetention {
-			delete(l.members, name)
-			l.dirty = true
-		}
-	}
-	a.checkConflict()
-	for id, p := range l.peers {
-		if now-p.seen > peerMemory {
-			delete(l.peers, id)
-		}
-	}
-	for addr, at := range l.kicked {
-		if now-at > kickEvery {
-			delete(l.kicked, addr)
-		}
-	}
-	if !l.leaving {
-		a.beacon(now)
-	}
-}
-
-// beacon multicasts a DISCOVER with this node's memberlist address: every
-// DiscoverInterval while it knows no peer, ten times less often after.
-func (a *Agent) beacon(now time.Duration) {
-	l := &a.loop
-	if !a.tr.group.IsValid() || a.cfg.DiscoverInterval < 0 {
-		return
-	}
-	every := a.cfg.DiscoverInterval
-	if a.ml.NumMembers() > 1 {
-		every *= 10
-	}
-	if l.beaconed && now-l.lastBeacon < every {
-		return
-	}
-	l.beaconed, l.lastBeacon = true, now
-	st := a.machine.Status()
-	b := a.encode(wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip})
-	if b == nil {
-		return
-	}
-	if err := a.tr.multicast(b); err != nil {
-		a.log.Debug("beacon", "err", err)
-		return
-	}
-	a.met.MessagesSent.WithLabelValues(wire.TypeDiscover.String()).Inc()
-}
-
-// publish rebuilds the /status snapshot and the metrics view when
-// something changed.
-func (a *Agent) publish() {
-	l := &a.loop
-	if !l.dirty {
-		return
-	}
-	l.dirty = false
-	st := a.machine.Status()
-	s := &Status{
-		Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: st.Self.Priority, State: st.State.String(),
-		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: a.cfg.Algorithm,
-		Members: make([]Member, 0, len(l.members)), Cluster: a.cfg.Cluster, Transport: a.cfg.Transport,
-		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.local.String(), Version: a.cfg.Version,
-	}
-	if len(l.conflict) > 0 {
-		s.Conflict = slices.Clone(l.conflict)
-	}
-	if !l.since.IsZero() {
-		s.LeaderSince = l.since.UTC().Format("2006-01-02T15:04:05.000Z07:00")
-	}
-	counts := map[string]int{}
-	for _, m := range l.members {
-		mm := Member{Name: m.name, Addr: m.addr, Alive: m.alive(), Status: m.status}
-		if m.metaOK {
-			mm.NodeID, mm.Priority, mm.ElectionAddr = m.meta.NodeID, m.meta.Priority, m.meta.Election.String()
-		}
-		s.Members = append(s.Members, mm)
-		counts[m.status]++
-	}
-	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
-	s.BasePriority = a.cfg.Priority
-	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
-	if len(l.checks) > 0 {
-		s.Checks = slices.Clone(l.checks)
-	}
-	if l.penalised {
-		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
-	}
-	if a.sup != nil {
-		js := *a.sup.status.Load()
-		if l.jobWait != "" && js.State == "stopped" {
-			js.State = "waiting"
-		}
-		s.Job = &js
-	}
-	a.snap.Store(s)
-	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
-		Priority: s.Priority, ChecksFailing: a.checksFailing()})
-	a.notifyStatus(s)
 }

@@ -1,314 +1,306 @@
 package agent
 
+// Membership as the event loop sees it: memberlist's events applied to
+// the members map and the election, node_id and name conflicts, discovery
+// beacons, and the once-a-second housekeeping.
+
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"log"
-	"log/slog"
-	"net"
 	"net/netip"
-	"strconv"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/memberlist"
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
 )
 
-// memberEvent is a membership change, queued for the event loop.
-type memberEvent struct {
-	kind   memberEventKind
-	name   string
-	addr   string // memberlist address
-	meta   []byte // copied: memberlist may reuse its buffer
-	state  memberlist.NodeStateType
-	detail string // for conflicts
+// member is another member as the loop knows it.
+type member struct {
+	name     string
+	addr     string // memberlist address
+	status   string // alive, suspect, dead, left
+	meta     meta
+	metaOK   bool
+	changed  time.Duration
+	warnedMD bool
 }
 
-type memberEventKind uint8
+func (m *member) alive() bool { return m.status == "alive" || m.status == "suspect" }
 
+// Housekeeping: discovery beacons, memberlist's suspect states, pruning.
 const (
-	memberJoin memberEventKind = iota
-	memberUpdate
-	memberLeave
-	memberNameConflict
+	housekeepEvery = time.Second
+	// deadRetention is how long a dead or departed member stays in /status.
+	deadRetention = 10 * time.Minute
+	// kickEvery bounds how often one beacon's address is joined.
+	kickEvery = 5 * time.Second
+	// conflictMemory is how long evidence of a node_id conflict that
+	// memberlist does not list as a member (a packet with this node's
+	// node_id from another address, another node with this node's name)
+	// keeps the node in state conflict after it was last seen: the other
+	// node renews it as long as it runs.
+	conflictMemory = 30 * time.Second
 )
 
-// eventQueue is an unbounded queue that memberlist's delegates push to
-// without ever blocking, and the event loop drains. memberlist calls its
-// delegates from its own goroutines and requires them not to block; a
-// bounded channel would have to drop events, and a lost leave would leave
-// a dead member in the election.
-type eventQueue struct {
-	mu     sync.Mutex
-	q      []memberEvent
-	signal chan struct{} // capacity 1: "the queue is not empty"
+// peer is a node known from its packets: while membership converges
+// (gossip takes a few hundred milliseconds to spread a join) a node may
+// speak before memberlist lists it.
+type peer struct {
+	addr netip.AddrPort
+	key  election.Key
+	seen time.Duration
 }
 
-func newEventQueue() *eventQueue { return &eventQueue{signal: make(chan struct{}, 1)} }
+// peerMemory is how long a node known only from its packets is still
+// sent to.
+const peerMemory = 10 * time.Second
 
-func (e *eventQueue) push(ev memberEvent) {
-	e.mu.Lock()
-	e.q = append(e.q, ev)
-	e.mu.Unlock()
-	select {
-	case e.signal <- struct{}{}:
-	default:
+// drainMembers applies the membership changes memberlist has queued.
+func (a *Agent) drainMembers() {
+	l := &a.loop
+	l.memq = a.del.queue.drain(l.memq[:0])
+	for _, ev := range l.memq {
+		a.onMember(ev)
 	}
 }
 
-// drain returns the queued events in order and empties the queue.
-func (e *eventQueue) drain(dst []memberEvent) []memberEvent {
-	e.mu.Lock()
-	dst = append(dst, e.q...)
-	clear(e.q)
-	e.q = e.q[:0]
-	e.mu.Unlock()
-	return dst
-}
-
-// delegate is memberlist's Delegate, EventDelegate and ConflictDelegate.
-// memberlist calls them from its goroutines, possibly concurrently; they
-// only read the atomic metadata or push to the queue, and never block.
-type delegate struct {
-	meta  atomic.Pointer[[]byte]
-	queue *eventQueue
-}
-
-func (d *delegate) NodeMeta(limit int) []byte {
-	b := *d.meta.Load()
-	if len(b) > limit {
-		return nil
+// onBeacon joins the memberlist address a discovery beacon announces,
+// unless it is a member already.
+func (a *Agent) onBeacon(p packet) {
+	l := &a.loop
+	addr := p.msg.Addr.String()
+	if !p.msg.Addr.IsValid() || p.msg.Addr == a.gossip {
+		return
 	}
-	return b
-}
-func (d *delegate) NotifyMsg([]byte)                           {}
-func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
-func (d *delegate) LocalState(join bool) []byte                { return nil }
-func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
-
-func (d *delegate) event(k memberEventKind, n *memberlist.Node) {
-	d.queue.push(memberEvent{kind: k, name: n.Name, addr: n.Address(), meta: bytes.Clone(n.Meta), state: n.State})
-}
-
-func (d *delegate) NotifyJoin(n *memberlist.Node)   { d.event(memberJoin, n) }
-func (d *delegate) NotifyLeave(n *memberlist.Node)  { d.event(memberLeave, n) }
-func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.event(memberUpdate, n) }
-
-func (d *delegate) NotifyConflict(existing, other *memberlist.Node) {
-	d.queue.push(memberEvent{kind: memberNameConflict, name: existing.Name, addr: existing.Address(),
-		detail: other.Address()})
-}
-
-// memberlistConfig builds memberlist's configuration: the LAN profile,
-// bound to the agent's gossip address, its log sent to the agent's logger
-// at debug level. Its Label is the cluster name: memberlist drops packets
-// and streams of another cluster (and, with a key, authenticates the
-// label with the data). With keys its traffic is encrypted (AES-256-GCM)
-// with the gossip key of the signing secret, the accepted secrets' keys
-// decrypt too, and unencrypted traffic is refused both ways.
-func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *authKeys) (*memberlist.Config, error) {
-	mc := memberlist.DefaultLANConfig()
-	mc.Name = cfg.Name
-	mc.BindAddr = bind.Addr().String()
-	mc.BindPort = int(bind.Port())
-	// memberlist advertises AdvertisePort when AdvertiseAddr is set, and
-	// the port it bound only when BindPort is 0.
-	mc.AdvertisePort = int(bind.Port())
-	if !bind.Addr().IsUnspecified() {
-		mc.AdvertiseAddr = bind.Addr().String()
-	}
-	mc.Label = cfg.Cluster
-	if keys != nil {
-		kr, err := memberlist.NewKeyring(keys.gossip, keys.gossip[0])
-		if err != nil {
-			return nil, fmt.Errorf("memberlist keyring: %w", err)
-		}
-		mc.Keyring = kr
-		mc.GossipVerifyIncoming = true
-		mc.GossipVerifyOutgoing = true
-	}
-	mc.Delegate = d
-	mc.Events = d
-	mc.Conflict = d
-	mc.LogOutput = nil
-	mc.Logger = log.New(&slogWriter{l: cfg.Logger.With("component", "memberlist")}, "", 0)
-	return mc, nil
-}
-
-// slogWriter turns memberlist's log lines ("[DEBUG] memberlist: …") into
-// slog records of the matching level: memberlist's own chatter is debug,
-// its warnings and errors stay warnings and errors.
-type slogWriter struct {
-	l     *slog.Logger
-	peers authLog // rate of the lines about another key or cluster
-}
-
-// keyHint follows memberlist's lines about encryption and labels: what an
-// operator must fix.
-const keyHint = "a peer has another --key-file (or none where this agent has one, or one where it has none) or another --cluster: every agent of a cluster needs the same key file and cluster name"
-
-func (w *slogWriter) Write(p []byte) (int, error) {
-	s := strings.TrimSpace(string(p))
-	lvl := slog.LevelDebug
-	for _, x := range []struct {
-		tag string
-		lvl slog.Level
-	}{{"[ERR]", slog.LevelError}, {"[ERROR]", slog.LevelError}, {"[WARN]", slog.LevelWarn}, {"[INFO]", slog.LevelDebug}, {"[DEBUG]", slog.LevelDebug}} {
-		if rest, ok := strings.CutPrefix(s, x.tag); ok {
-			s, lvl = strings.TrimSpace(rest), x.lvl
-			break
-		}
-	}
-	s = strings.TrimPrefix(s, "memberlist: ")
-	if strings.Contains(s, "use of closed network connection") {
-		lvl = slog.LevelDebug // memberlist's goroutines racing its own shutdown
-	}
-	if ls := strings.ToLower(s); strings.Contains(ls, "crypt") || strings.Contains(ls, "label") {
-		// Another key or cluster: one line at error per 10 s (a flood of
-		// junk on the gossip port must not flood the log), the rest at debug.
-		if w.peers.due() {
-			w.l.Log(nil, slog.LevelError, s, "hint", keyHint)
-			return len(p), nil
-		}
-		lvl = slog.LevelDebug
-	}
-	w.l.Log(nil, lvl, s)
-	return len(p), nil
-}
-
-var _ io.Writer = (*slogWriter)(nil)
-
-// joiner joins the seeds in the background until the node has a peer, and
-// again whenever it finds itself alone. It never ends the program: a seed
-// that is down, or the node's own address among the seeds, only delays.
-type joiner struct {
-	ml       *memberlist.Memberlist
-	seeds    []string
-	log      *slog.Logger
-	kick     chan []string // addresses to join now (from discovery beacons)
-	stop     chan struct{}
-	done     chan struct{}
-	attempts atomic.Int64 // joins begun, for tests
-}
-
-const (
-	joinRetryMin = 500 * time.Millisecond
-	joinRetryMax = 30 * time.Second
-)
-
-func (j *joiner) run() {
-	defer close(j.done)
-	wait := time.Duration(0)
-	warned := false
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		var addrs []string
-		select {
-		case <-j.stop:
+	for _, m := range l.members {
+		if m.addr == addr && m.alive() {
 			return
-		case addrs = <-j.kick:
-		case <-t.C:
-			addrs = nil
-			if len(j.seeds) > 0 && j.ml.NumMembers() <= 1 {
-				addrs = j.seeds
-			}
 		}
-		if len(addrs) > 0 {
-			n, err := j.join(addrs)
-			if err == nil && j.ml.NumMembers() <= 1 {
-				err = errors.New("only this node answered")
-			}
-			switch {
-			case err == nil:
-				j.log.Info("joined", "contacted", n, "members", j.ml.NumMembers(), "via", strings.Join(addrs, ","))
-				wait, warned = 0, false
-			case !warned:
-				attrs := []any{"seeds", strings.Join(addrs, ","), "err", oneLine(err)}
-				if es := strings.ToLower(err.Error()); strings.Contains(es, "eof") || strings.Contains(es, "reset by peer") ||
-					strings.Contains(es, "crypt") || strings.Contains(es, "label") {
-					// The peer closed the stream: what it does with a
-					// stream of another key or cluster.
-					attrs = append(attrs, "hint", keyHint)
-				}
-				j.log.Warn("join failed, retrying in the background", attrs...)
-				warned = true
-			default:
-				j.log.Debug("join failed", "seeds", strings.Join(addrs, ","), "err", oneLine(err))
-			}
-		}
-		switch {
-		case len(j.seeds) == 0:
-			wait = time.Hour // only beacons kick it
-		case j.ml.NumMembers() > 1:
-			wait = joinRetryMin * 10 // check now and then that it is not alone
-		default:
-			wait = min(max(2*wait, joinRetryMin), joinRetryMax)
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(wait)
+	}
+	now := a.now()
+	if at, ok := l.kicked[addr]; ok && now-at < kickEvery {
+		return
+	}
+	l.kicked[addr] = now
+	a.log.Debug("discovered a peer by beacon", "addr", addr, "node_id", p.msg.From)
+	select {
+	case a.joiner.kick <- []string{addr}:
+	default: // a join is under way; the next beacon tries again
 	}
 }
 
-// join joins the seeds one at a time (a seed that drops SYNs holds a join
-// for memberlist's TCP timeout) and stops early when the agent stops.
-func (j *joiner) join(addrs []string) (int, error) {
-	var errs []error
-	n := 0
-	for _, addr := range addrs {
-		select {
-		case <-j.stop:
-			return n, errors.New("stopping")
-		default:
+// onMember applies one membership change.
+func (a *Agent) onMember(ev memberEvent) {
+	l := &a.loop
+	if ev.name == a.cfg.Name && ev.kind != memberNameConflict {
+		return
+	}
+	now := a.now()
+	l.dirty = true
+	switch ev.kind {
+	case memberNameConflict:
+		if ev.name != a.cfg.Name {
+			a.log.Error("two other nodes use one name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail)
+			return
 		}
-		j.attempts.Add(1)
-		k, err := j.ml.Join([]string{addr})
-		n += k
+		// Another node has this node's name (a cloned host?): memberlist
+		// cannot list it, so the election would not know of it.
+		if _, seen := l.evidence["name "+ev.name+" at "+ev.detail]; !seen {
+			a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "other_addr", ev.detail)
+		}
+		l.evidence["name "+ev.name+" at "+ev.detail] = now
+	case memberJoin, memberUpdate:
+		m := l.members[ev.name]
+		isNew := m == nil || !m.alive()
+		if m == nil {
+			m = &member{name: ev.name}
+			l.members[ev.name] = m
+		}
+		old, oldOK := m.meta, m.metaOK
+		m.addr, m.status, m.changed = ev.addr, memberStatus(ev.state), now
+		md, err := decodeMeta(ev.meta)
+		if err == nil {
+			// Election packets go where a member's metadata says; that is
+			// on its own gossip address, never elsewhere.
+			if ga, perr := netip.ParseAddrPort(ev.addr); perr == nil && ga.Addr().Unmap() != md.Election.Addr() {
+				err = fmt.Errorf("its election address %v is not on its gossip address %v", md.Election, ev.addr)
+			}
+		}
+		if err == nil && md.Algorithm != a.cfg.Algorithm {
+			err = fmt.Errorf("it elects with --algorithm %s, this node with %s: every member must run the same", md.Algorithm, a.cfg.Algorithm)
+		}
+		m.meta, m.metaOK = md, err == nil
+		if oldOK || old.NodeID != 0 {
+			delete(l.outsiders, old.NodeID)
+		}
+		if err != nil && md.NodeID != 0 && md.NodeID != a.cfg.NodeID {
+			l.outsiders[md.NodeID] = true
+		}
 		if err != nil {
-			errs = append(errs, err)
+			if !m.warnedMD {
+				a.log.Warn("member takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
+				m.warnedMD = true
+			}
+		}
+		if isNew {
+			a.log.Info("member joined", "name", ev.name, "node_id", md.NodeID, "priority", md.Priority, "addr", ev.addr)
+		}
+		if oldOK && (!m.metaOK || old.NodeID != md.NodeID) {
+			a.memberDown(old.NodeID)
+		}
+		if m.metaOK && md.NodeID != a.cfg.NodeID {
+			a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}})
+		}
+		a.onMemberChanged(ev.name)
+	case memberLeave:
+		m := l.members[ev.name]
+		if m == nil {
+			return
+		}
+		// memberlist's leave event does not say whether the node left or
+		// failed (its Node.State is stale there): a node that leaves
+		// gracefully says so in its metadata first.
+		m.status, m.changed = "dead", now
+		delete(l.outsiders, m.meta.NodeID)
+		verb := "member failed"
+		if m.metaOK && m.meta.Leaving {
+			m.status, verb = "left", "member left"
+		}
+		a.log.Info(verb, "name", ev.name, "node_id", m.meta.NodeID, "addr", ev.addr)
+		if m.metaOK {
+			a.memberDown(m.meta.NodeID)
+		}
+		a.onMemberChanged(ev.name)
+	}
+	a.checkConflict()
+}
+
+// memberDown tells the machine id is gone, unless another live member has
+// that id (a conflict between two others).
+func (a *Agent) memberDown(id uint64) {
+	if id == a.cfg.NodeID {
+		return
+	}
+	for _, m := range a.loop.members {
+		if m.alive() && m.metaOK && m.meta.NodeID == id {
+			return
 		}
 	}
-	if n > 0 {
-		return n, nil
-	}
-	return 0, errors.Join(errs...)
+	a.step(a.now(), election.Event{Kind: election.EvMemberDown, Member: election.Key{ID: id}})
 }
 
-// normalizeSeed adds memberlist's default port to a seed without one.
-func normalizeSeed(s string, port int) string {
-	if _, _, err := net.SplitHostPort(s); err == nil {
-		return s
+// checkConflict: a live member with this node's node_id puts the node in
+// state conflict until it is gone.
+func (a *Agent) checkConflict() {
+	l := &a.loop
+	var names []string
+	for _, m := range l.members {
+		if m.alive() && m.metaOK && m.meta.NodeID == a.cfg.NodeID {
+			names = append(names, m.name)
+		}
 	}
-	return net.JoinHostPort(strings.Trim(s, "[]"), strconv.Itoa(port))
+	now := a.now()
+	for what, at := range l.evidence {
+		if now-at > conflictMemory {
+			delete(l.evidence, what)
+			continue
+		}
+		names = append(names, what)
+	}
+	slices.Sort(names)
+	if slices.Equal(names, l.conflict) {
+		return
+	}
+	was := len(l.conflict) > 0
+	l.conflict = names
+	switch {
+	case len(names) > 0 && !was:
+		a.log.Error("node_id conflict: another live member has this node's node_id; neither leads until it is fixed (set --node-id)",
+			"node_id", a.cfg.NodeID, "name", a.cfg.Name, "others", strings.Join(names, ","))
+		a.step(a.now(), election.Event{Kind: election.EvConflict, On: true})
+	case len(names) == 0 && was:
+		a.log.Info("node_id conflict resolved", "node_id", a.cfg.NodeID)
+		a.step(a.now(), election.Event{Kind: election.EvConflict, On: false})
+	}
+	l.dirty = true
 }
 
-func oneLine(err error) string {
-	if err == nil {
+// nameOf is the name of node id ("" when unknown).
+func (a *Agent) nameOf(id uint64) string {
+	if id == 0 {
 		return ""
 	}
-	return strings.Join(strings.Fields(err.Error()), " ")
+	if id == a.cfg.NodeID {
+		return a.cfg.Name
+	}
+	name := ""
+	for _, m := range a.loop.members {
+		if m.metaOK && m.meta.NodeID == id && (name == "" || m.alive()) {
+			name = m.name
+		}
+	}
+	return name
 }
 
-// memberStatus is memberlist's state of a node as shown in /status.
-func memberStatus(s memberlist.NodeStateType) string {
-	switch s {
-	case memberlist.StateAlive:
-		return "alive"
-	case memberlist.StateSuspect:
-		return "suspect"
-	case memberlist.StateDead:
-		return "dead"
-	case memberlist.StateLeft:
-		return "left"
+// housekeep runs every second: discovery beacons, memberlist's suspect
+// states, pruning of long-dead members.
+func (a *Agent) housekeep() {
+	l := &a.loop
+	now := a.now()
+	// memberlist has no event for "suspect"; read it.
+	for _, n := range a.ml.Members() {
+		if m := l.members[n.Name]; m != nil && m.alive() {
+			if s := memberStatus(n.State); s != m.status && (s == "alive" || s == "suspect") {
+				m.status, l.dirty = s, true
+			}
+		}
 	}
-	return fmt.Sprintf("state(%d)", s)
+	for name, m := range l.members {
+		if !m.alive() && now-m.changed > deadRetention {
+			delete(l.members, name)
+			l.dirty = true
+		}
+	}
+	a.checkConflict()
+	for id, p := range l.peers {
+		if now-p.seen > peerMemory {
+			delete(l.peers, id)
+		}
+	}
+	for addr, at := range l.kicked {
+		if now-at > kickEvery {
+			delete(l.kicked, addr)
+		}
+	}
+	if !l.leaving {
+		a.beacon(now)
+	}
+}
+
+// beacon multicasts a DISCOVER with this node's memberlist address: every
+// DiscoverInterval while it knows no peer, ten times less often after.
+func (a *Agent) beacon(now time.Duration) {
+	l := &a.loop
+	if !a.tr.group.IsValid() || a.cfg.DiscoverInterval < 0 {
+		return
+	}
+	every := a.cfg.DiscoverInterval
+	if a.ml.NumMembers() > 1 {
+		every *= 10
+	}
+	if l.beaconed && now-l.lastBeacon < every {
+		return
+	}
+	l.beaconed, l.lastBeacon = true, now
+	st := a.machine.Status()
+	b := a.encode(wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip})
+	if b == nil {
+		return
+	}
+	if err := a.tr.multicast(b); err != nil {
+		a.log.Debug("beacon", "err", err)
+		return
+	}
+	a.met.MessagesSent.WithLabelValues(wire.TypeDiscover.String()).Inc()
 }

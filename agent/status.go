@@ -1,5 +1,16 @@
 package agent
 
+// What the agent publishes: the /status document, built by the loop in
+// publish and read by any goroutine through Status.
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/metrics"
+)
+
 // Status is the /status document. The fields of the contract (name …
 // members, as in the README) stay; fields may be added after them.
 type Status struct {
@@ -51,4 +62,65 @@ type Member struct {
 	ElectionAddr string `json:"election_addr"`
 	// Status is memberlist's view: alive, suspect, dead or left.
 	Status string `json:"status"`
+}
+
+// publish rebuilds the /status snapshot and the metrics view when
+// something changed.
+func (a *Agent) publish() {
+	l := &a.loop
+	if !l.dirty {
+		return
+	}
+	l.dirty = false
+	st := a.machine.Status()
+	s := &Status{
+		Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: st.Self.Priority, State: st.State.String(),
+		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: a.cfg.Algorithm,
+		Members: make([]Member, 0, len(l.members)), Cluster: a.cfg.Cluster, Transport: a.cfg.Transport,
+		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.local.String(), Version: a.cfg.Version,
+	}
+	if len(l.conflict) > 0 {
+		s.Conflict = slices.Clone(l.conflict)
+	}
+	if !l.since.IsZero() {
+		s.LeaderSince = l.since.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	counts := map[string]int{}
+	for _, m := range l.members {
+		mm := Member{Name: m.name, Addr: m.addr, Alive: m.alive(), Status: m.status}
+		if m.metaOK {
+			mm.NodeID, mm.Priority, mm.ElectionAddr = m.meta.NodeID, m.meta.Priority, m.meta.Election.String()
+		}
+		s.Members = append(s.Members, mm)
+		counts[m.status]++
+	}
+	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
+	s.BasePriority = a.cfg.Priority
+	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
+	if len(l.checks) > 0 {
+		s.Checks = slices.Clone(l.checks)
+	}
+	if l.penalised {
+		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
+	}
+	if a.sup != nil {
+		js := *a.sup.status.Load()
+		if l.jobWait != "" && js.State == "stopped" {
+			js.State = "waiting"
+		}
+		s.Job = &js
+	}
+	a.snap.Store(s)
+	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
+		Priority: s.Priority, ChecksFailing: a.checksFailing()})
+	a.notifyStatus(s)
+}
+
+// Status returns the latest /status document.
+func (a *Agent) Status() Status {
+	if s := a.snap.Load(); s != nil {
+		return *s
+	}
+	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, BasePriority: a.cfg.Priority, State: "starting",
+		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{}}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -33,5 +34,52 @@ func (n notifier) send(state string) {
 	}
 	if _, err := daemon.SdNotify(false, state); err != nil && n.log != nil {
 		n.log("sd_notify", "state", state, "err", err)
+	}
+}
+
+func (a *Agent) sendReady(why string) {
+	l := &a.loop
+	if l.ready {
+		return
+	}
+	l.ready = true
+	a.notify.send("READY=1")
+	if why != "" {
+		a.log.Info("ready", "why", why)
+	}
+}
+
+// notifyStatus tells systemd the state, for `systemctl status`.
+func (a *Agent) notifyStatus(s *Status) {
+	l := &a.loop
+	if !a.notify.on {
+		return
+	}
+	if !l.ready && (s.State == "leader" || s.State == "follower" && s.LeaderID != 0) {
+		a.sendReady("")
+	}
+	var line string
+	switch {
+	case s.State == "leader":
+		line = fmt.Sprintf("leader, term %d", s.Term)
+	case s.State == "follower" && s.LeaderID != 0:
+		line = fmt.Sprintf("following %s (node %d), term %d", s.LeaderName, s.LeaderID, s.Term)
+	case s.State == "conflict":
+		line = fmt.Sprintf("not leading: node_id %d conflict", s.NodeID)
+	default:
+		line = s.State + ", no leader"
+	}
+	if s.Priority != s.BasePriority {
+		line += fmt.Sprintf("; priority %d of %d", s.Priority, s.BasePriority)
+	}
+	if s.Job != nil {
+		line += "; job " + s.Job.State
+		if s.Job.Pid != 0 {
+			line += fmt.Sprintf(" (pid %d)", s.Job.Pid)
+		}
+	}
+	if line != l.lastNotify {
+		l.lastNotify = line
+		a.notify.send("STATUS=" + line)
 	}
 }

@@ -1,371 +1,210 @@
 package agent
 
+// The election transport as the agent uses it: the reader goroutines that
+// receive, check and hand packets to the loop (read, accept), and the
+// loop's sending (encode, unicast, fan-out).
+
 import (
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"strings"
-	"syscall"
 	"time"
 
-	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
-
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
 
-// LinkLocalTTL is the IP TTL (IPv6 hop limit) every election packet is
-// sent with. A receiver drops a packet that arrives with less: it crossed
-// a router, so it cannot come from this LAN (VRRP's rule, RFC 5798 5.1.1.3).
-const LinkLocalTTL = 255
-
-// readBuffer is large enough for any UDP datagram, so nothing is cut.
-const readBuffer = 64 << 10
-
-// socketBuffer is the receive buffer asked of each election socket
-// (SO_RCVBUF; the kernel caps it at net.core.rmem_max): a flood of junk
-// shares the socket with the heartbeats, and a short stall of the reader
-// must not overflow the buffer and lose them. 4 MiB holds some 4,000
-// small datagrams, 80 ms of a 50,000 packets/s flood.
-const socketBuffer = 4 << 20
-
-// packet is one decoded election message and where and when it arrived.
-type packet struct {
-	msg wire.Message
-	src netip.AddrPort
-	at  time.Duration // the agent's clock, read right after the read returned
-	// conflict: the packet was dropped because another node sends with
-	// this node's node_id; it reaches the loop only as that evidence.
-	conflict bool
-}
-
-// pconn is one UDP socket with what the transport needs of it: reads that
-// report the IP TTL (hop limit) of each packet, and writes.
-type pconn interface {
-	readFrom(b []byte) (n int, ttl int, src net.Addr, err error) // ttl -1: not reported
-	writeTo(b []byte, dst net.Addr) error
-	close() error
-}
-
-type pconn4 struct{ p *ipv4.PacketConn }
-
-func (c pconn4) readFrom(b []byte) (int, int, net.Addr, error) {
-	n, cm, src, err := c.p.ReadFrom(b)
-	if cm == nil {
-		return n, -1, src, err
+// read is a socket's reader goroutine: it drops what is not for this
+// cluster's election (counting why) and hands the rest to the loop.
+func (a *Agent) read(c pconn) {
+	defer a.readers.Done()
+	buf := make([]byte, readBuffer)
+	failures := 0
+	var macs []*wire.MAC // this goroutine's own
+	if a.keys != nil {
+		macs = a.keys.macs()
 	}
-	return n, cm.TTL, src, err
-}
-func (c pconn4) writeTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
-func (c pconn4) close() error                         { return c.p.Close() }
-
-type pconn6 struct{ p *ipv6.PacketConn }
-
-func (c pconn6) readFrom(b []byte) (int, int, net.Addr, error) {
-	n, cm, src, err := c.p.ReadFrom(b)
-	if cm == nil {
-		return n, -1, src, err
-	}
-	return n, cm.HopLimit, src, err
-}
-func (c pconn6) writeTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
-func (c pconn6) close() error                         { return c.p.Close() }
-
-// transport is the election socket: one unicast socket bound to the
-// agent's address (it sends everything, and receives what is sent to this
-// node), and in multicast mode a second one bound to the group, which
-// receives the one-to-all messages. Both report each packet's TTL.
-type transport struct {
-	local netip.AddrPort // the unicast socket's address
-	group netip.AddrPort // invalid in unicast mode
-	uni   pconn
-	multi pconn // nil in unicast mode
-}
-
-// openTransport opens the election sockets on local (port 0: any free
-// port). With a valid group it joins it on ifi, with multicast loopback
-// off, and sends multicast through ifi.
-func openTransport(local netip.AddrPort, group netip.Addr, ifi *net.Interface) (*transport, error) {
-	uc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(local))
-	if err != nil {
-		return nil, listenError("election socket", local.String(), err)
-	}
-	uc.SetReadBuffer(socketBuffer) // best effort: the kernel's cap applies
-	t := &transport{local: netip.MustParseAddrPort(uc.LocalAddr().String())}
-	t.local = netip.AddrPortFrom(t.local.Addr().Unmap(), t.local.Port())
-	v6 := !local.Addr().Unmap().Is4()
-	if t.uni, err = setupConn(uc, v6, nil); err != nil {
-		uc.Close()
-		return nil, err
-	}
-	if !group.IsValid() {
-		return t, nil
-	}
-	if ifi == nil {
-		t.uni.close()
-		return nil, fmt.Errorf("multicast: no interface holds %v", local.Addr())
-	}
-	if group.IsLinkLocalMulticast() || group.IsInterfaceLocalMulticast() {
-		group = group.WithZone(ifi.Name) // an IPv6 link-local group needs its link
-	}
-	t.group = netip.AddrPortFrom(group, t.local.Port())
-	// The group socket is bound to the group address itself, so it
-	// receives only what is sent to the group; SO_REUSEADDR lets agents in
-	// one network namespace share it.
-	pc, err := listenGroup(t.group, ifi)
-	if err != nil {
-		t.uni.close()
-		return nil, listenError("multicast socket", t.group.String(), err)
-	}
-	pc.SetReadBuffer(socketBuffer)
-	if t.multi, err = setupConn(pc, v6, ifi); err != nil {
-		pc.Close()
-		t.uni.close()
-		return nil, err
-	}
-	// The unicast socket sends the multicast packets (so that their source
-	// is this node's address, which receivers answer): through ifi, TTL
-	// 255, loopback off.
-	if err := setupMulticastSend(t.uni, ifi); err != nil {
-		t.close()
-		return nil, err
-	}
-	return t, nil
-}
-
-// setupConn wraps c, turns on TTL reporting and sets the unicast TTL; with
-// ifi it joins the group c is bound to on ifi.
-func setupConn(c *net.UDPConn, v6 bool, ifi *net.Interface) (pconn, error) {
-	if v6 {
-		p := ipv6.NewPacketConn(c)
-		if err := p.SetControlMessage(ipv6.FlagHopLimit, true); err != nil {
-			return nil, fmt.Errorf("election socket: report hop limit: %w", err)
-		}
-		if err := p.SetHopLimit(LinkLocalTTL); err != nil {
-			return nil, fmt.Errorf("election socket: hop limit: %w", err)
-		}
-		if ifi != nil {
-			if err := p.JoinGroup(ifi, c.LocalAddr()); err != nil {
-				return nil, fmt.Errorf("multicast: join %v on %s: %w", c.LocalAddr(), ifi.Name, err)
-			}
-		}
-		return pconn6{p}, nil
-	}
-	p := ipv4.NewPacketConn(c)
-	if err := p.SetControlMessage(ipv4.FlagTTL, true); err != nil {
-		return nil, fmt.Errorf("election socket: report TTL: %w", err)
-	}
-	if err := p.SetTTL(LinkLocalTTL); err != nil {
-		return nil, fmt.Errorf("election socket: TTL: %w", err)
-	}
-	if ifi != nil {
-		if err := p.JoinGroup(ifi, c.LocalAddr()); err != nil {
-			return nil, fmt.Errorf("multicast: join %v on %s: %w", c.LocalAddr(), ifi.Name, err)
-		}
-	}
-	return pconn4{p}, nil
-}
-
-func setupMulticastSend(c pconn, ifi *net.Interface) error {
-	wrap := func(what string, err error) error {
+	for {
+		n, ttl, src, err := c.readFrom(buf)
+		at := a.now()
 		if err != nil {
-			return fmt.Errorf("multicast: %s on %s: %w", what, ifi.Name, err)
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Errors such as an ICMP error reported on the socket are
+			// passing; a socket that only fails is fatal.
+			if failures++; failures >= maxReadFailures {
+				a.log.Error("election socket keeps failing", "err", err)
+				a.fail(fmt.Errorf("election socket: %d reads failed in a row, the last: %w", failures, err))
+				return
+			}
+			a.log.Debug("election socket read", "err", err)
+			continue
 		}
+		failures = 0
+		var p packet
+		if ua, ok := src.(*net.UDPAddr); ok {
+			ap := ua.AddrPort()
+			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
+		reason, why := a.accept(buf[:n], ttl, &p.msg, macs, at)
+		if why != "" && a.authLog.due() {
+			a.log.Warn("dropped an election packet that is not authenticated with this cluster's key (one line per 10s at most; lanleader_packets_dropped_total{reason=\"auth\"} counts them)",
+				"from", p.src.String(), "node_id", p.msg.From, "why", why)
+		}
+		if reason == "" && p.msg.Type == wire.TypeDiscover && p.msg.Addr.Addr() != p.src.Addr() {
+			// A beacon announces its sender's own gossip address, never
+			// another host's: an agent must not be made to connect
+			// anywhere else.
+			reason = "addr"
+		}
+		if reason != "" {
+			a.met.PacketsDropped.WithLabelValues(reason).Inc()
+			// Another node with this node's node_id (at another address:
+			// not a late packet of our own) is evidence of a conflict.
+			if reason != "conflict" || p.src == a.tr.local {
+				continue
+			}
+			p.conflict = true
+		} else {
+			a.met.MessagesReceived.WithLabelValues(p.msg.Type.String()).Inc()
+		}
+		p.at = at
+		select {
+		case a.pkts <- p:
+		case <-a.quit:
+			return
+		}
+	}
+}
+
+// maxReadFailures is how many reads in a row may fail before the
+// election socket is declared broken.
+const maxReadFailures = 1000
+
+// accept decodes b into m and returns why it must be dropped, or "". With
+// "auth" it also says why in words, for the log. The order of the checks
+// is the order of their cost: the TTL, the header and body (no allocation),
+// the cluster, then the tag (an HMAC), then the replay window. A packet
+// with this node's node_id is evidence of a conflict only once its tag
+// verifies: a forged one must not take this node out of the election.
+func (a *Agent) accept(b []byte, ttl int, m *wire.Message, macs []*wire.MAC, at time.Duration) (reason, why string) {
+	if ttl >= 0 && ttl < LinkLocalTTL {
+		return "ttl", ""
+	}
+	msg, tag := wire.Split(b)
+	if err := wire.Decode(msg, m); err != nil {
+		return decodeReason(err), ""
+	}
+	if m.Cluster != a.cluster {
+		return "cluster", ""
+	}
+	switch {
+	case a.keys == nil && m.Flags&wire.FlagAuth != 0:
+		return "auth", "the sender signs its packets (it has a --key-file) and this agent has no key: give every agent the same --key-file"
+	case a.keys == nil:
+	case tag == nil:
+		return "auth", "the packet has no tag: the sender runs without --key-file"
+	case !verify(macs, msg, tag):
+		return "auth", "the tag does not verify: the sender has another --key-file, or the packet is forged"
+	}
+	if m.From == a.cfg.NodeID {
+		if m.Incarnation == a.inc.Load() {
+			return "self", ""
+		}
+		return "conflict", ""
+	}
+	if a.replay != nil && !a.replay.check(m.From, m.Incarnation, m.Seq, at) {
+		return "replay", ""
+	}
+	return "", ""
+}
+
+func decodeReason(err error) string {
+	switch {
+	case errors.Is(err, wire.ErrShort):
+		return "short"
+	case errors.Is(err, wire.ErrBadMagic):
+		return "magic"
+	case errors.Is(err, wire.ErrUnknownVersion):
+		return "version"
+	case errors.Is(err, wire.ErrUnknownType):
+		return "type"
+	case errors.Is(err, wire.ErrTrailing):
+		return "trailing"
+	}
+	return "length"
+}
+
+// fanOut sends a one-to-all message by unicast to every live member in
+// its scope, and to the nodes that spoke recently but that memberlist does
+// not list yet.
+func (a *Agent) fanOut(b []byte, act election.Action) {
+	l := &a.loop
+	self := a.machine.Status().Self
+	inScope := func(k election.Key) bool {
+		return k.ID != a.cfg.NodeID && (act.Scope != election.ScopeLarger || self.Less(k))
+	}
+	sent := l.fanned
+	clear(sent)
+	for _, m := range l.members {
+		if !m.alive() || !m.metaOK || !inScope(election.Key{Priority: m.meta.Priority, ID: m.meta.NodeID}) {
+			continue
+		}
+		sent[m.meta.NodeID] = true
+		a.sendTo(b, m.meta.Election, act.Msg.Type)
+	}
+	now := a.now()
+	for id, p := range l.peers {
+		if sent[id] || now-p.seen > peerMemory || !inScope(p.key) {
+			continue
+		}
+		a.sendTo(b, p.addr, act.Msg.Type)
+	}
+}
+
+func (a *Agent) sendTo(b []byte, dst netip.AddrPort, t wire.Type) {
+	if err := a.tr.send(b, dst); err != nil {
+		a.log.Debug("send", "to", dst.String(), "type", t.String(), "err", err)
+	}
+}
+
+// encode stamps a message with the cluster, incarnation and sequence and
+// encodes it into the loop's buffer.
+func (a *Agent) encode(m wire.Message) []byte {
+	l := &a.loop
+	l.seq++
+	if l.seq == 0 {
+		// The sequence has wrapped (after 4 billion packets): a new
+		// incarnation keeps the receivers' windows moving forward.
+		a.inc.Add(1)
+		l.seq = 1
+	}
+	m.Cluster, m.Incarnation, m.Seq = a.cluster, a.inc.Load(), l.seq
+	if l.mac != nil {
+		m.Flags |= wire.FlagAuth
+	}
+	b, err := m.Append(l.buf[:0])
+	if err != nil {
+		a.log.Error("encode", "type", m.Type.String(), "err", err)
 		return nil
 	}
-	switch c := c.(type) {
-	case pconn4:
-		if err := wrap("interface", c.p.SetMulticastInterface(ifi)); err != nil {
-			return err
-		}
-		if err := wrap("TTL", c.p.SetMulticastTTL(LinkLocalTTL)); err != nil {
-			return err
-		}
-		return wrap("loopback off", c.p.SetMulticastLoopback(false))
-	case pconn6:
-		if err := wrap("interface", c.p.SetMulticastInterface(ifi)); err != nil {
-			return err
-		}
-		if err := wrap("hop limit", c.p.SetMulticastHopLimit(LinkLocalTTL)); err != nil {
-			return err
-		}
-		return wrap("loopback off", c.p.SetMulticastLoopback(false))
+	if l.mac != nil {
+		b = l.mac.Seal(b)
 	}
-	return nil
+	l.buf = b
+	return b
 }
 
-// listenGroup opens a UDP socket bound to the multicast address group
-// (with SO_REUSEADDR). The net package cannot: it binds a multicast
-// address as the wildcard address, which would collide with the unicast
-// socket's port and receive unicast traffic too.
-func listenGroup(group netip.AddrPort, ifi *net.Interface) (*net.UDPConn, error) {
-	family := syscall.AF_INET
-	var sa syscall.Sockaddr
-	if group.Addr().Is4() {
-		sa = &syscall.SockaddrInet4{Port: int(group.Port()), Addr: group.Addr().As4()}
-	} else {
-		family = syscall.AF_INET6
-		sa = &syscall.SockaddrInet6{Port: int(group.Port()), Addr: group.Addr().As16(), ZoneId: uint32(ifi.Index)}
-	}
-	// As the net package does: no fork between socket and close-on-exec.
-	syscall.ForkLock.RLock()
-	fd, err := syscall.Socket(family, syscall.SOCK_DGRAM, syscall.IPPROTO_UDP)
-	if err == nil {
-		syscall.CloseOnExec(fd)
-	}
-	syscall.ForkLock.RUnlock()
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
-		syscall.Close(fd)
-		return nil, err
-	}
-	if err := syscall.Bind(fd, sa); err != nil {
-		syscall.Close(fd)
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), "multicast "+group.String())
-	defer f.Close()
-	pc, err := net.FilePacketConn(f)
-	if err != nil {
-		return nil, err
-	}
-	return pc.(*net.UDPConn), nil
-}
-
-func (t *transport) close() {
-	t.uni.close()
-	if t.multi != nil {
-		t.multi.close()
-	}
-}
-
-// send writes b to dst by unicast.
-func (t *transport) send(b []byte, dst netip.AddrPort) error {
-	return t.uni.writeTo(b, net.UDPAddrFromAddrPort(dst))
-}
-
-// multicast writes b to the group.
-func (t *transport) multicast(b []byte) error {
-	return t.uni.writeTo(b, net.UDPAddrFromAddrPort(t.group))
-}
-
-// listenError names the problem of a failed listen in words an operator
-// acts on: a port in use, an address not on this host.
-func listenError(what, addr string, err error) error {
-	switch {
-	case errors.Is(err, syscall.EADDRINUSE):
-		return fmt.Errorf("%s %s: port already in use (another lanleader, or another program, listens there)", what, addr)
-	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return fmt.Errorf("%s %s: address not on this host", what, addr)
-	case errors.Is(err, syscall.EACCES):
-		return fmt.Errorf("%s %s: permission denied (ports below 1024 need privileges)", what, addr)
-	}
-	return fmt.Errorf("%s %s: %s", what, addr, oneLine(err))
-}
-
-// interfaceOf returns the interface that holds addr (the loopback
-// interface for any address of 127.0.0.0/8, which Linux routes there).
-func interfaceOf(addr netip.Addr) (*net.Interface, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil, err
-	}
-	for i := range ifs {
-		if addr.Unmap().Is4() && addr.IsLoopback() && ifs[i].Flags&net.FlagLoopback != 0 {
-			return &ifs[i], nil
-		}
-		as, err := ifs[i].Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range as {
-			if p, ok := a.(*net.IPNet); ok {
-				if ip, ok := netip.AddrFromSlice(p.IP); ok && ip.Unmap() == addr.Unmap() {
-					return &ifs[i], nil
-				}
-			}
+// electionAddr is where node id's election socket is: from its metadata,
+// or else from the source of its last packet.
+func (a *Agent) electionAddr(id uint64) (netip.AddrPort, bool) {
+	for _, m := range a.loop.members {
+		if m.metaOK && m.meta.NodeID == id && m.alive() {
+			return m.meta.Election, true
 		}
 	}
-	return nil, nil
-}
-
-// hostAddrs lists the addresses of this host, for error messages.
-func hostAddrs() []string {
-	var out []string
-	as, _ := net.InterfaceAddrs()
-	for _, a := range as {
-		if p, ok := a.(*net.IPNet); ok {
-			out = append(out, p.IP.String())
-		}
-	}
-	return out
-}
-
-// advertiseAddr picks the address an agent bound to all addresses
-// announces: an IPv4 address of the interface of the default route, or
-// else of the first up, running, multicast-capable, non-loopback
-// interface, preferring private ranges.
-func advertiseAddr() (netip.Addr, *net.Interface, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return netip.Addr{}, nil, err
-	}
-	def := defaultRouteInterface()
-	var best netip.Addr
-	var bestIf *net.Interface
-	rank := func(ifi *net.Interface, ip netip.Addr) int {
-		r := 0
-		if ifi.Name == def {
-			r += 2
-		}
-		if ip.IsPrivate() {
-			r++
-		}
-		return r
-	}
-	for i := range ifs {
-		f := ifs[i].Flags
-		if f&net.FlagUp == 0 || f&net.FlagRunning == 0 || f&net.FlagLoopback != 0 || f&net.FlagMulticast == 0 {
-			continue
-		}
-		as, _ := ifs[i].Addrs()
-		for _, a := range as {
-			p, ok := a.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			ip, ok := netip.AddrFromSlice(p.IP)
-			if !ok || !ip.Unmap().Is4() || !ip.IsGlobalUnicast() {
-				continue
-			}
-			ip = ip.Unmap()
-			if !best.IsValid() || rank(&ifs[i], ip) > rank(bestIf, best) {
-				best, bestIf = ip, &ifs[i]
-			}
-		}
-	}
-	if !best.IsValid() {
-		return best, nil, errors.New("bind: this host has no IPv4 address on an up, multicast-capable interface to announce; set --bind")
-	}
-	return best, bestIf, nil
-}
-
-// defaultRouteInterface is the interface of the IPv4 default route, from
-// /proc/net/route ("" when there is none).
-func defaultRouteInterface() string {
-	b, err := os.ReadFile("/proc/net/route")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) > 2 && f[1] == "00000000" {
-			return f[0]
-		}
-	}
-	return ""
+	p, ok := a.loop.peers[id]
+	return p.addr, ok
 }

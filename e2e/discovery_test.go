@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/internal/waitfor"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -93,21 +94,7 @@ const pollEvery = 50 * time.Millisecond
 // when it does not hold in time.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	deadline := start.Add(timeout)
-	why := ""
-	for try := 0; try <= int(timeout/pollEvery)+1; try++ {
-		var ok bool
-		if ok, why = cond(); ok {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(pollEvery)
-	}
-	t.Fatalf("%s: not within %v: %s", what, timeout, why)
-	return 0
+	return waitfor.Until(t, what, timeout, pollEvery, cond)
 }
 
 // converged says whether hosts a and b see each other alive and both say

@@ -109,18 +109,8 @@ func runResign(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// resignAnswer is the agent's answer to POST /resign.
-type resignAnswer struct {
-	Resigned bool   `json:"resigned"`
-	State    string `json:"state"`
-	Term     uint64 `json:"term"`
-	NodeID   uint64 `json:"node_id"`
-	HoldOff  string `json:"hold_off"`
-	Error    string `json:"error"`
-}
-
-func postResign(resignURL, token string) (resignAnswer, error) {
-	var ans resignAnswer
+func postResign(resignURL, token string) (agent.ResignAnswer, error) {
+	var ans agent.ResignAnswer
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	defer tr.CloseIdleConnections()

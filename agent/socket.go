@@ -1,0 +1,271 @@
+package agent
+
+// The election sockets: a unicast socket on the election port and, with
+// the multicast transport, one joined to the group; TTL 255 out, the
+// received TTL read back.
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+
+	"github.com/lanleader/lanleader/wire"
+)
+
+// LinkLocalTTL is the IP TTL (IPv6 hop limit) every election packet is
+// sent with. A receiver drops a packet that arrives with less: it crossed
+// a router, so it cannot come from this LAN (VRRP's rule, RFC 5798 5.1.1.3).
+const LinkLocalTTL = 255
+
+// readBuffer is large enough for any UDP datagram, so nothing is cut.
+const readBuffer = 64 << 10
+
+// socketBuffer is the receive buffer asked of each election socket
+// (SO_RCVBUF; the kernel caps it at net.core.rmem_max): a flood of junk
+// shares the socket with the heartbeats, and a short stall of the reader
+// must not overflow the buffer and lose them. 4 MiB holds some 4,000
+// small datagrams, 80 ms of a 50,000 packets/s flood.
+const socketBuffer = 4 << 20
+
+// packet is one decoded election message and where and when it arrived.
+type packet struct {
+	msg wire.Message
+	src netip.AddrPort
+	at  time.Duration // the agent's clock, read right after the read returned
+	// conflict: the packet was dropped because another node sends with
+	// this node's node_id; it reaches the loop only as that evidence.
+	conflict bool
+}
+
+// pconn is one UDP socket with what the transport needs of it: reads that
+// report the IP TTL (hop limit) of each packet, and writes.
+type pconn interface {
+	readFrom(b []byte) (n int, ttl int, src net.Addr, err error) // ttl -1: not reported
+	writeTo(b []byte, dst net.Addr) error
+	close() error
+}
+
+type pconn4 struct{ p *ipv4.PacketConn }
+
+func (c pconn4) readFrom(b []byte) (int, int, net.Addr, error) {
+	n, cm, src, err := c.p.ReadFrom(b)
+	if cm == nil {
+		return n, -1, src, err
+	}
+	return n, cm.TTL, src, err
+}
+func (c pconn4) writeTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
+func (c pconn4) close() error                         { return c.p.Close() }
+
+type pconn6 struct{ p *ipv6.PacketConn }
+
+func (c pconn6) readFrom(b []byte) (int, int, net.Addr, error) {
+	n, cm, src, err := c.p.ReadFrom(b)
+	if cm == nil {
+		return n, -1, src, err
+	}
+	return n, cm.HopLimit, src, err
+}
+func (c pconn6) writeTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
+func (c pconn6) close() error                         { return c.p.Close() }
+
+// transport is the election socket: one unicast socket bound to the
+// agent's address (it sends everything, and receives what is sent to this
+// node), and in multicast mode a second one bound to the group, which
+// receives the one-to-all messages. Both report each packet's TTL.
+type transport struct {
+	local netip.AddrPort // the unicast socket's address
+	group netip.AddrPort // invalid in unicast mode
+	uni   pconn
+	multi pconn // nil in unicast mode
+}
+
+// openTransport opens the election sockets on local (port 0: any free
+// port). With a valid group it joins it on ifi, with multicast loopback
+// off, and sends multicast through ifi.
+func openTransport(local netip.AddrPort, group netip.Addr, ifi *net.Interface) (*transport, error) {
+	uc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(local))
+	if err != nil {
+		return nil, listenError("election socket", local.String(), err)
+	}
+	uc.SetReadBuffer(socketBuffer) // best effort: the kernel's cap applies
+	t := &transport{local: netip.MustParseAddrPort(uc.LocalAddr().String())}
+	t.local = netip.AddrPortFrom(t.local.Addr().Unmap(), t.local.Port())
+	v6 := !local.Addr().Unmap().Is4()
+	if t.uni, err = setupConn(uc, v6, nil); err != nil {
+		uc.Close()
+		return nil, err
+	}
+	if !group.IsValid() {
+		return t, nil
+	}
+	if ifi == nil {
+		t.uni.close()
+		return nil, fmt.Errorf("multicast: no interface holds %v", local.Addr())
+	}
+	if group.IsLinkLocalMulticast() || group.IsInterfaceLocalMulticast() {
+		group = group.WithZone(ifi.Name) // an IPv6 link-local group needs its link
+	}
+	t.group = netip.AddrPortFrom(group, t.local.Port())
+	// The group socket is bound to the group address itself, so it
+	// receives only what is sent to the group; SO_REUSEADDR lets agents in
+	// one network namespace share it.
+	pc, err := listenGroup(t.group, ifi)
+	if err != nil {
+		t.uni.close()
+		return nil, listenError("multicast socket", t.group.String(), err)
+	}
+	pc.SetReadBuffer(socketBuffer)
+	if t.multi, err = setupConn(pc, v6, ifi); err != nil {
+		pc.Close()
+		t.uni.close()
+		return nil, err
+	}
+	// The unicast socket sends the multicast packets (so that their source
+	// is this node's address, which receivers answer): through ifi, TTL
+	// 255, loopback off.
+	if err := setupMulticastSend(t.uni, ifi); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// setupConn wraps c, turns on TTL reporting and sets the unicast TTL; with
+// ifi it joins the group c is bound to on ifi.
+func setupConn(c *net.UDPConn, v6 bool, ifi *net.Interface) (pconn, error) {
+	if v6 {
+		p := ipv6.NewPacketConn(c)
+		if err := p.SetControlMessage(ipv6.FlagHopLimit, true); err != nil {
+			return nil, fmt.Errorf("election socket: report hop limit: %w", err)
+		}
+		if err := p.SetHopLimit(LinkLocalTTL); err != nil {
+			return nil, fmt.Errorf("election socket: hop limit: %w", err)
+		}
+		if ifi != nil {
+			if err := p.JoinGroup(ifi, c.LocalAddr()); err != nil {
+				return nil, fmt.Errorf("multicast: join %v on %s: %w", c.LocalAddr(), ifi.Name, err)
+			}
+		}
+		return pconn6{p}, nil
+	}
+	p := ipv4.NewPacketConn(c)
+	if err := p.SetControlMessage(ipv4.FlagTTL, true); err != nil {
+		return nil, fmt.Errorf("election socket: report TTL: %w", err)
+	}
+	if err := p.SetTTL(LinkLocalTTL); err != nil {
+		return nil, fmt.Errorf("election socket: TTL: %w", err)
+	}
+	if ifi != nil {
+		if err := p.JoinGroup(ifi, c.LocalAddr()); err != nil {
+			return nil, fmt.Errorf("multicast: join %v on %s: %w", c.LocalAddr(), ifi.Name, err)
+		}
+	}
+	return pconn4{p}, nil
+}
+
+func setupMulticastSend(c pconn, ifi *net.Interface) error {
+	wrap := func(what string, err error) error {
+		if err != nil {
+			return fmt.Errorf("multicast: %s on %s: %w", what, ifi.Name, err)
+		}
+		return nil
+	}
+	switch c := c.(type) {
+	case pconn4:
+		if err := wrap("interface", c.p.SetMulticastInterface(ifi)); err != nil {
+			return err
+		}
+		if err := wrap("TTL", c.p.SetMulticastTTL(LinkLocalTTL)); err != nil {
+			return err
+		}
+		return wrap("loopback off", c.p.SetMulticastLoopback(false))
+	case pconn6:
+		if err := wrap("interface", c.p.SetMulticastInterface(ifi)); err != nil {
+			return err
+		}
+		if err := wrap("hop limit", c.p.SetMulticastHopLimit(LinkLocalTTL)); err != nil {
+			return err
+		}
+		return wrap("loopback off", c.p.SetMulticastLoopback(false))
+	}
+	return nil
+}
+
+// listenGroup opens a UDP socket bound to the multicast address group
+// (with SO_REUSEADDR). The net package cannot: it binds a multicast
+// address as the wildcard address, which would collide with the unicast
+// socket's port and receive unicast traffic too.
+func listenGroup(group netip.AddrPort, ifi *net.Interface) (*net.UDPConn, error) {
+	family := syscall.AF_INET
+	var sa syscall.Sockaddr
+	if group.Addr().Is4() {
+		sa = &syscall.SockaddrInet4{Port: int(group.Port()), Addr: group.Addr().As4()}
+	} else {
+		family = syscall.AF_INET6
+		sa = &syscall.SockaddrInet6{Port: int(group.Port()), Addr: group.Addr().As16(), ZoneId: uint32(ifi.Index)}
+	}
+	// As the net package does: no fork between socket and close-on-exec.
+	syscall.ForkLock.RLock()
+	fd, err := syscall.Socket(family, syscall.SOCK_DGRAM, syscall.IPPROTO_UDP)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	if err := syscall.Bind(fd, sa); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "multicast "+group.String())
+	defer f.Close()
+	pc, err := net.FilePacketConn(f)
+	if err != nil {
+		return nil, err
+	}
+	return pc.(*net.UDPConn), nil
+}
+
+func (t *transport) close() {
+	t.uni.close()
+	if t.multi != nil {
+		t.multi.close()
+	}
+}
+
+// send writes b to dst by unicast.
+func (t *transport) send(b []byte, dst netip.AddrPort) error {
+	return t.uni.writeTo(b, net.UDPAddrFromAddrPort(dst))
+}
+
+// multicast writes b to the group.
+func (t *transport) multicast(b []byte) error {
+	return t.uni.writeTo(b, net.UDPAddrFromAddrPort(t.group))
+}
+
+// listenError names the problem of a failed listen in words an operator
+// acts on: a port in use, an address not on this host.
+func listenError(what, addr string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("%s %s: port already in use (another lanleader, or another program, listens there)", what, addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Errorf("%s %s: address not on this host", what, addr)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Errorf("%s %s: permission denied (ports below 1024 need privileges)", what, addr)
+	}
+	return fmt.Errorf("%s %s: %s", what, addr, oneLine(err))
+}
