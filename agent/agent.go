@@ -55,9 +55,7 @@ type Agent struct {
 	started  atomic.Bool // Start was called
 	running  atomic.Bool // Start succeeded: the loop runs until Stop or Crash
 
-	failed   chan struct{} // closed when the agent cannot go on
-	failOnce sync.Once
-	failErr  error
+	failure failure // the agent cannot go on
 
 	snap atomic.Pointer[Status]
 	view atomic.Pointer[metrics.View]
@@ -66,14 +64,9 @@ type Agent struct {
 	hooks    *hookRunner // nil without hooks
 	checks   *checker    // nil without checks
 	notify   notifier
-	metaKick chan struct{} // capacity 1: push the metadata to the members
-	metaMu   sync.Mutex    // serialises memberlist's UpdateNode (metaPusher, Stop)
-	// metaRepeats and updateNode are metaPusher's schedule and call
-	// (metaRepeats and ml.UpdateNode; tests replace them).
-	metaRepeats []time.Duration
-	updateNode  func(timeout time.Duration) error
-	jobDirty    chan struct{} // capacity 1: the job's status changed
-	syncKick    chan syncReq  // capacity 1: exchange state with this member now
+	metaPush metaPush      // the metadata broadcasts (meta.go)
+	jobDirty chan struct{} // capacity 1: the job's status changed
+	syncKick chan syncReq  // capacity 1: exchange state with this member now
 
 	loop loopState // owned by the event loop goroutine
 }
@@ -108,7 +101,7 @@ func New(cfg Config) (*Agent, error) {
 		cmds:     make(chan func()),
 		quit:     make(chan struct{}),
 		loopDone: make(chan struct{}),
-		failed:   make(chan struct{}),
+		failure:  failure{ch: make(chan struct{})},
 	}
 	a.loop.members = make(map[string]*member)
 	a.loop.savedTerm = cfg.initialTerm
@@ -134,9 +127,9 @@ func New(cfg Config) (*Agent, error) {
 	for _, c := range cfg.Checks {
 		a.loop.checks = append(a.loop.checks, CheckStatus{Command: c, OK: true, Weight: cfg.CheckWeight})
 	}
-	a.metaKick = make(chan struct{}, 1)
+	a.metaPush.kick = make(chan struct{}, 1)
 	a.syncKick = make(chan syncReq, 1)
-	a.metaRepeats = metaRepeats
+	a.metaPush.repeats = metaRepeats
 	a.jobDirty = make(chan struct{}, 1)
 	a.notify = newNotifier(a.log.Warn)
 	return a, nil
@@ -284,8 +277,8 @@ func (a *Agent) startMemberlist(bind netip.AddrPort, ip netip.Addr) (err error) 
 	if a.ml, err = memberlist.Create(mc); err != nil {
 		return memberlistError(bind, err)
 	}
-	if a.updateNode == nil {
-		a.updateNode = a.ml.UpdateNode
+	if a.metaPush.update == nil {
+		a.metaPush.update = a.ml.UpdateNode
 	}
 	ln := a.ml.LocalNode()
 	gip, _ := netip.AddrFromSlice(ln.Addr)
@@ -462,9 +455,9 @@ func (a *Agent) Stop(ctx context.Context) error {
 		if a.ml.NumMembers() > 1 {
 			// Not beside a push of metaPusher: UpdateNode is not safe
 			// to call twice at once.
-			a.metaMu.Lock()
+			a.metaPush.mu.Lock()
 			a.ml.UpdateNode(timeout / 4)
-			a.metaMu.Unlock()
+			a.metaPush.mu.Unlock()
 		}
 		if lerr := a.ml.Leave(timeout); lerr != nil {
 			err = fmt.Errorf("leave: %w", lerr)
@@ -499,23 +492,30 @@ func (a *Agent) Crash() {
 
 // Failed is closed when the agent cannot go on (its election socket
 // fails); Err says why. The caller should Stop it.
-func (a *Agent) Failed() <-chan struct{} { return a.failed }
+func (a *Agent) Failed() <-chan struct{} { return a.failure.ch }
 
 // Err is why the agent failed, nil before it did.
 func (a *Agent) Err() error {
 	select {
-	case <-a.failed:
-		return a.failErr
+	case <-a.failure.ch:
+		return a.failure.err
 	default:
 		return nil
 	}
 }
 
 func (a *Agent) fail(err error) {
-	a.failOnce.Do(func() {
-		a.failErr = err
-		close(a.failed)
+	a.failure.once.Do(func() {
+		a.failure.err = err
+		close(a.failure.ch)
 	})
+}
+
+// failure is why the agent cannot go on: ch is closed once err is set.
+type failure struct {
+	ch   chan struct{}
+	once sync.Once
+	err  error
 }
 
 func (a *Agent) shutdown(ctx context.Context) {

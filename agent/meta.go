@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/lanleader/lanleader/wire"
@@ -135,7 +136,7 @@ func (a *Agent) setMeta() {
 // next push-pull; it never blocks.
 func (a *Agent) pushMeta() {
 	select {
-	case a.metaKick <- struct{}{}:
+	case a.metaPush.kick <- struct{}{}:
 	default:
 	}
 }
@@ -172,18 +173,28 @@ func (a *Agent) metaPusher() {
 		select {
 		case <-a.quit:
 			return
-		case <-a.metaKick:
-			changed, left = time.Now(), len(a.metaRepeats)
+		case <-a.metaPush.kick:
+			changed, left = time.Now(), len(a.metaPush.repeats)
 		case <-repeat.C:
 			left--
 		}
-		a.metaMu.Lock()
-		a.updateNode(metaPushWait)
-		a.metaMu.Unlock()
+		a.metaPush.mu.Lock()
+		a.metaPush.update(metaPushWait)
+		a.metaPush.mu.Unlock()
 		if left > 0 {
-			repeat.Reset(time.Until(changed.Add(a.metaRepeats[len(a.metaRepeats)-left])))
+			repeat.Reset(time.Until(changed.Add(a.metaPush.repeats[len(a.metaPush.repeats)-left])))
 		}
 	}
+}
+
+// metaPush is the state of the metadata broadcasts (see metaPusher).
+type metaPush struct {
+	kick chan struct{} // capacity 1: push the metadata to the members
+	mu   sync.Mutex    // serialises memberlist's UpdateNode (metaPusher, Stop)
+	// repeats and update are metaPusher's schedule and call (metaRepeats
+	// and ml.UpdateNode; tests replace them).
+	repeats []time.Duration
+	update  func(timeout time.Duration) error
 }
 
 // syncReq asks syncer for a state exchange with a member.

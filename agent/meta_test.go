@@ -67,9 +67,9 @@ func TestMetaBad(t *testing.T) {
 func TestMetaPusherRepeats(t *testing.T) {
 	const r0, r1 = 40 * time.Millisecond, 120 * time.Millisecond
 	calls := make(chan time.Time, 64)
-	a := &Agent{quit: make(chan struct{}), metaKick: make(chan struct{}, 1),
-		metaRepeats: []time.Duration{r0, r1},
-		updateNode:  func(time.Duration) error { calls <- time.Now(); return nil }}
+	a := &Agent{quit: make(chan struct{}), metaPush: metaPush{kick: make(chan struct{}, 1),
+		repeats: []time.Duration{r0, r1},
+		update:  func(time.Duration) error { calls <- time.Now(); return nil }}}
 	done := make(chan struct{})
 	go func() { a.metaPusher(); close(done) }()
 	next := func() time.Time {
