@@ -21,9 +21,8 @@
 // but sends no packet to anyone.
 //
 // It prints the RSS (min, median, max, MiB), the CPU time the process used
-// during the window (its last utime+stime minus its first, converted with
-// `getconf CLK_TCK`, 100 ticks per second when getconf is missing, so the
-// figure has a resolution of 10 ms) and that time as a percentage of one
+// during the window (its last utime+stime minus its first, in USER_HZ
+// ticks of 10 ms, so the figure has a resolution of 10 ms) and that time as a percentage of one
 // core over the window's wall time. Then it sends SIGTERM to the agent,
 // waits up to 10 s (then SIGKILL), and reports its exit status, which
 // must be 0; otherwise it prints the log's last lines and exits 1.
@@ -48,12 +47,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/lanleader/lanleader/bench/internal/machine"
+	"github.com/lanleader/lanleader/bench/internal/procstat"
 )
 
 const (
@@ -171,17 +170,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // result of one measurement.
 type result struct {
-	pid         int
-	ledAfter    time.Duration
-	wall        time.Duration
-	rssKiB      []int64
-	cpuTicks    int64
-	clkTck      int64
-	clkTckGuess bool
-	exitCode    int
-	exitDesc    string
-	stopTook    time.Duration
-	log         string // the log's last lines, when something went wrong
+	pid      int
+	ledAfter time.Duration
+	wall     time.Duration
+	rssKiB   []int64
+	cpu      time.Duration
+	exitCode int
+	exitDesc string
+	stopTook time.Duration
+	log      string // the log's last lines, when something went wrong
 }
 
 // measure starts the agent, samples it, and stops it. The agent is always
@@ -261,13 +258,12 @@ func measure(bin string, hb, duration time.Duration, tmp string, interrupted <-c
 		}
 	}
 	res.ledAfter = time.Since(t0)
-	res.clkTck, res.clkTckGuess = clockTicks()
-
-	sample := func() (rss, ticks int64, err error) {
-		if rss, err = readRSS(res.pid); err == nil {
-			ticks, err = readCPU(res.pid)
+	sample := func() (rssKiB int64, cpu time.Duration, err error) {
+		rss, err := procstat.RSS(res.pid)
+		if err == nil {
+			cpu, err = procstat.CPU(res.pid)
 		}
-		return rss, ticks, err
+		return int64(rss >> 10), cpu, err
 	}
 	rss, c0, err := sample()
 	if err != nil {
@@ -277,7 +273,7 @@ func measure(bin string, hb, duration time.Duration, tmp string, interrupted <-c
 	res.rssKiB = append(res.rssKiB, rss)
 	tick := time.NewTicker(sampleEvery)
 	defer tick.Stop()
-	var c1 int64
+	var c1 time.Duration
 	for time.Since(w0) < duration-sampleEvery/2 {
 		select {
 		case <-interrupted:
@@ -292,7 +288,7 @@ func measure(bin string, hb, duration time.Duration, tmp string, interrupted <-c
 		res.rssKiB = append(res.rssKiB, rss)
 	}
 	res.wall = time.Since(w0)
-	res.cpuTicks = c1 - c0
+	res.cpu = c1 - c0
 	stop()
 	return res, nil
 }
@@ -306,18 +302,14 @@ func report(w io.Writer, bin string, hb time.Duration, r result) {
 		med = float64(s[n/2-1]+s[n/2]) / 2
 	}
 	mib := func(kib float64) float64 { return kib / 1024 }
-	cpu := float64(r.cpuTicks) / float64(r.clkTck)
-	tck := fmt.Sprintf("CLK_TCK %d", r.clkTck)
-	if r.clkTckGuess {
-		tck = fmt.Sprintf("CLK_TCK assumed %d: getconf failed", r.clkTck)
-	}
+	cpu := r.cpu.Seconds()
 	fmt.Fprintf(w, "# %s\n", machine.This().Line())
 	fmt.Fprintf(w, "agent    %s run --heartbeat %v --transport unicast (pid %d), leader %v after start\n",
 		bin, hb, r.pid, r.ledAfter.Round(time.Millisecond))
 	fmt.Fprintf(w, "window   %.1f s wall, %d samples (at the start, then every %v)\n", r.wall.Seconds(), n, sampleEvery)
 	fmt.Fprintf(w, "RSS      min %.1f MiB  median %.1f MiB  max %.1f MiB\n", mib(float64(s[0])), mib(med), mib(float64(s[n-1])))
-	fmt.Fprintf(w, "CPU      %.2f s user+system = %.3f %% of one core (%s, resolution %.0f ms)\n",
-		cpu, cpu/r.wall.Seconds()*100, tck, 1000/float64(r.clkTck))
+	fmt.Fprintf(w, "CPU      %.2f s user+system = %.3f %% of one core (resolution 10 ms)\n",
+		cpu, cpu/r.wall.Seconds()*100)
 	fmt.Fprintf(w, "stop     SIGTERM → %s after %v\n", r.exitDesc, r.stopTook.Round(time.Millisecond))
 }
 
@@ -338,60 +330,6 @@ func moduleRoot() (string, error) {
 		}
 		dir = up
 	}
-}
-
-// readRSS is VmRSS of /proc/PID/status, in KiB.
-func readRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(v) // "12345 kB"
-			if len(f) == 2 && f[1] == "kB" {
-				return strconv.ParseInt(f[0], 10, 64)
-			}
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmRSS line in kB", pid)
-}
-
-// readCPU is utime+stime of /proc/PID/stat, in clock ticks.
-func readCPU(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) is in parentheses and may hold spaces:
-	// fields 3 on start after the last ')'. utime and stime are fields
-	// 14 and 15.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no ')'", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(f))
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return ut + st, nil
-}
-
-// clockTicks is `getconf CLK_TCK`, or 100 (Linux's USER_HZ on every
-// common architecture) and true when getconf fails.
-func clockTicks() (int64, bool) {
-	out, err := exec.Command("getconf", "CLK_TCK").Output()
-	if err == nil {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err == nil && n > 0 {
-			return n, false
-		}
-	}
-	return 100, true
 }
 
 // tail is the last n lines of a file, each ending in a newline.

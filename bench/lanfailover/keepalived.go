@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lanleader/lanleader/bench/internal/procstat"
 	"github.com/lanleader/lanleader/e2e"
 )
 
@@ -191,7 +192,7 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 			u.TrialsCPU = percent(trialsFrom[i], trialsTo[i])
 		}
 		for _, pid := range k.pids(i) {
-			rss, err := procRSS(pid)
+			rss, err := procstat.RSS(pid)
 			if err != nil {
 				r.Fatalf("host-%d: %v", i+1, err)
 			}
@@ -486,7 +487,7 @@ func (k *kaBed) pids(i int) []int {
 		switch {
 		case pid == parent:
 			parentIn = true
-		case ppid(pid) == parent:
+		case procstat.Parent(pid) == parent:
 			children = append(children, pid)
 		}
 	}
@@ -515,7 +516,7 @@ func (k *kaBed) cpuTimes() []cpuTime {
 	for i := range k.procs {
 		var sum time.Duration
 		for _, pid := range k.pids(i) {
-			c, err := procCPU(pid)
+			c, err := procstat.CPU(pid)
 			if err != nil {
 				k.r.Fatalf("host-%d: %v", i+1, err)
 			}
@@ -541,21 +542,6 @@ func nsPids(r *runner, ns string) []int {
 		}
 	}
 	return pids
-}
-
-// ppid is a process's parent, from /proc/<pid>/stat; 0 when it is gone.
-func ppid(pid int) int {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(stat)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	p, _ := strconv.Atoi(f[1])
-	return p
 }
 
 // kaEvent is a frame of the capture.

@@ -98,6 +98,7 @@ import (
 
 	"github.com/lanleader/lanleader/bench/internal/lists"
 	"github.com/lanleader/lanleader/bench/internal/machine"
+	"github.com/lanleader/lanleader/bench/internal/procstat"
 	"github.com/lanleader/lanleader/bench/internal/stats"
 	"github.com/lanleader/lanleader/e2e"
 	"github.com/lanleader/lanleader/election"
@@ -455,7 +456,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		if i != top {
 			u.TrialsCPU = percent(trialsFrom[i], trialsTo[i])
 		}
-		rss, err := procRSS(p.Pid)
+		rss, err := procstat.RSS(p.Pid)
 		if err != nil {
 			r.Fatalf("host-%d: %v", i+1, err)
 		}
@@ -468,7 +469,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 func cpuTimes(r *runner, procs []*e2e.Proc) []cpuTime {
 	out := make([]cpuTime, len(procs))
 	for i, p := range procs {
-		c, err := procCPU(p.Pid)
+		c, err := procstat.CPU(p.Pid)
 		if err != nil {
 			r.Fatalf("host-%d: %v", i+1, err)
 		}
@@ -489,47 +490,6 @@ func waitAgree(r *runner, obs *e2e.Observer, after time.Time, leader uint64, hos
 		}
 	}
 	return why
-}
-
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
-// every Linux architecture Go supports.
-const clockTicks = 100
-
-// procCPU is a process's CPU time so far (user and system), from
-// /proc/<pid>/stat.
-func procCPU(pid int) (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The fields after "(comm)" start at field 3, state; utime and stime
-	// are fields 14 and 15 (1-based, proc(5)).
-	s := string(stat)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	utime, err1 := strconv.ParseUint(f[11], 10, 64)
-	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %v", pid, err)
-	}
-	return time.Duration(utime+stime) * time.Second / clockTicks, nil
-}
-
-// procRSS is a process's resident set size, from /proc/<pid>/status.
-func procRSS(pid int) (uint64, error) {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for l := range strings.SplitSeq(string(status), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
 }
 
 func ms(d time.Duration) string {
