@@ -33,6 +33,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lanleader/lanleader/bench/internal/lists"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/sim"
 )
@@ -46,14 +47,10 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	var ns []int
-	for _, f := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 3 || n > 1024 {
-			fmt.Fprintf(os.Stderr, "complexity: -n: %q is not a cluster size of 3 to 1024\n", f)
-			os.Exit(2)
-		}
-		ns = append(ns, n)
+	ns, err := lists.Sizes("-n", *sizes, 3, 1024)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "complexity: %v\n", err)
+		os.Exit(2)
 	}
 	algs := election.Algorithms
 	if *alg != "all" {

@@ -66,7 +66,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -99,15 +98,7 @@ type options struct {
 }
 
 func main() {
-	opt, err := parseFlags(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "failover: %v\n", err)
-		os.Exit(2)
-	}
-	os.Exit(run(opt, os.Stdout, os.Stderr))
+	lists.Main("failover", parseFlags, func(o options) int { return run(o, os.Stdout, os.Stderr) })
 }
 
 func parseFlags(args []string) (options, error) {

@@ -82,7 +82,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -126,17 +125,10 @@ type options struct {
 }
 
 func main() {
-	opt, err := parseFlags(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "lanfailover: %v\n", err)
-		os.Exit(2)
-	}
-	code := run(opt, os.Stdout, os.Stderr)
-	e2e.RemoveBinary()
-	os.Exit(code)
+	lists.Main("lanfailover", parseFlags, func(o options) int {
+		defer e2e.RemoveBinary()
+		return run(o, os.Stdout, os.Stderr)
+	})
 }
 
 func parseFlags(args []string) (options, error) {

@@ -13,9 +13,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
+	"github.com/lanleader/lanleader/bench/internal/lists"
 	"github.com/lanleader/lanleader/sim"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -28,14 +28,10 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	var ns []int
-	for _, f := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 3 {
-			fmt.Fprintf(os.Stderr, "msgcount: -n: %q is not a cluster size of 3 or more\n", f)
-			os.Exit(2)
-		}
-		ns = append(ns, n)
+	ns, err := lists.Sizes("-n", *sizes, 3, 1<<16)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "msgcount: %v\n", err)
+		os.Exit(2)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "n\tcase\tELECTION\tANSWER\tCOORDINATOR\tmessages\ttextbook\tmulticast pkts\tunicast pkts\ttime\t")

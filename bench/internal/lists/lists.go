@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -58,4 +59,33 @@ func Parse(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// Sizes parses a list of cluster sizes ("8,16,32") for flag; each must
+// be from least to most.
+func Sizes(flag, list string, least, most int) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < least || n > most {
+			return nil, fmt.Errorf("%s: %q is not a cluster size of %d to %d", flag, f, least, most)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Main is a benchmark's main: it parses the command line with parse and
+// exits 0 after -h, 2 with one line naming a bad flag, or else with the
+// status run returns.
+func Main[O any](name string, parse func(args []string) (O, error), run func(O) int) {
+	o, err := parse(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(2)
+	}
+	os.Exit(run(o))
 }
