@@ -99,10 +99,12 @@ func openTransport(local netip.AddrPort, group netip.Addr, ifi *net.Interface) (
 	t := &transport{local: netip.MustParseAddrPort(uc.LocalAddr().String())}
 	t.local = netip.AddrPortFrom(t.local.Addr().Unmap(), t.local.Port())
 	v6 := !local.Addr().Unmap().Is4()
-	if t.uni, err = setupConn(uc, v6, nil); err != nil {
+	uni, err := setupConn(uc, v6, nil)
+	if err != nil {
 		uc.Close()
 		return nil, err
 	}
+	t.uni = uni.pconn
 	if !group.IsValid() {
 		return t, nil
 	}
@@ -123,78 +125,86 @@ func openTransport(local netip.AddrPort, group netip.Addr, ifi *net.Interface) (
 		return nil, listenError("multicast socket", t.group.String(), err)
 	}
 	pc.SetReadBuffer(socketBuffer)
-	if t.multi, err = setupConn(pc, v6, ifi); err != nil {
+	multi, err := setupConn(pc, v6, ifi)
+	if err != nil {
 		pc.Close()
 		t.uni.close()
 		return nil, err
 	}
+	t.multi = multi.pconn
 	// The unicast socket sends the multicast packets (so that their source
 	// is this node's address, which receivers answer): through ifi, TTL
 	// 255, loopback off.
-	if err := setupMulticastSend(t.uni, ifi); err != nil {
+	if err := setupMulticastSend(uni, ifi); err != nil {
 		t.close()
 		return nil, err
 	}
 	return t, nil
 }
 
-// setupConn wraps c, turns on TTL reporting and sets the unicast TTL; with
-// ifi it joins the group c is bound to on ifi.
-func setupConn(c *net.UDPConn, v6 bool, ifi *net.Interface) (pconn, error) {
-	if v6 {
-		p := ipv6.NewPacketConn(c)
-		if err := p.SetControlMessage(ipv6.FlagHopLimit, true); err != nil {
-			return nil, fmt.Errorf("election socket: report hop limit: %w", err)
-		}
-		if err := p.SetHopLimit(LinkLocalTTL); err != nil {
-			return nil, fmt.Errorf("election socket: hop limit: %w", err)
-		}
-		if ifi != nil {
-			if err := p.JoinGroup(ifi, c.LocalAddr()); err != nil {
-				return nil, fmt.Errorf("multicast: join %v on %s: %w", c.LocalAddr(), ifi.Name, err)
-			}
-		}
-		return pconn6{p}, nil
+// ipConn is one election socket at the IP layer: what differs between
+// IPv4 and IPv6 is the name of the TTL (IPv6's hop limit) and the calls
+// that report and set it; joining and sending to a group are the same.
+type ipConn struct {
+	pconn
+	ttlName string
+	// reportTTL has every read report the packet's TTL; setTTL and
+	// setMulticastTTL set the TTL of unicast and multicast packets sent.
+	reportTTL, setTTL, setMulticastTTL func() error
+	group                              interface {
+		JoinGroup(ifi *net.Interface, group net.Addr) error
+		SetMulticastInterface(ifi *net.Interface) error
+		SetMulticastLoopback(on bool) error
 	}
-	p := ipv4.NewPacketConn(c)
-	if err := p.SetControlMessage(ipv4.FlagTTL, true); err != nil {
-		return nil, fmt.Errorf("election socket: report TTL: %w", err)
-	}
-	if err := p.SetTTL(LinkLocalTTL); err != nil {
-		return nil, fmt.Errorf("election socket: TTL: %w", err)
-	}
-	if ifi != nil {
-		if err := p.JoinGroup(ifi, c.LocalAddr()); err != nil {
-			return nil, fmt.Errorf("multicast: join %v on %s: %w", c.LocalAddr(), ifi.Name, err)
-		}
-	}
-	return pconn4{p}, nil
 }
 
-func setupMulticastSend(c pconn, ifi *net.Interface) error {
-	wrap := func(what string, err error) error {
-		if err != nil {
-			return fmt.Errorf("multicast: %s on %s: %w", what, ifi.Name, err)
-		}
-		return nil
+func newIPConn(c *net.UDPConn, v6 bool) ipConn {
+	if v6 {
+		p := ipv6.NewPacketConn(c)
+		return ipConn{pconn: pconn6{p}, ttlName: "hop limit", group: p,
+			reportTTL:       func() error { return p.SetControlMessage(ipv6.FlagHopLimit, true) },
+			setTTL:          func() error { return p.SetHopLimit(LinkLocalTTL) },
+			setMulticastTTL: func() error { return p.SetMulticastHopLimit(LinkLocalTTL) }}
 	}
-	switch c := c.(type) {
-	case pconn4:
-		if err := wrap("interface", c.p.SetMulticastInterface(ifi)); err != nil {
-			return err
+	p := ipv4.NewPacketConn(c)
+	return ipConn{pconn: pconn4{p}, ttlName: "TTL", group: p,
+		reportTTL:       func() error { return p.SetControlMessage(ipv4.FlagTTL, true) },
+		setTTL:          func() error { return p.SetTTL(LinkLocalTTL) },
+		setMulticastTTL: func() error { return p.SetMulticastTTL(LinkLocalTTL) }}
+}
+
+// setupConn wraps c, turns on TTL reporting and sets the unicast TTL; with
+// ifi it joins the group c is bound to on ifi.
+func setupConn(c *net.UDPConn, v6 bool, ifi *net.Interface) (ipConn, error) {
+	ic := newIPConn(c, v6)
+	if err := ic.reportTTL(); err != nil {
+		return ic, fmt.Errorf("election socket: report %s: %w", ic.ttlName, err)
+	}
+	if err := ic.setTTL(); err != nil {
+		return ic, fmt.Errorf("election socket: %s: %w", ic.ttlName, err)
+	}
+	if ifi != nil {
+		if err := ic.group.JoinGroup(ifi, c.LocalAddr()); err != nil {
+			return ic, fmt.Errorf("multicast: join %v on %s: %w", c.LocalAddr(), ifi.Name, err)
 		}
-		if err := wrap("TTL", c.p.SetMulticastTTL(LinkLocalTTL)); err != nil {
-			return err
+	}
+	return ic, nil
+}
+
+// setupMulticastSend has c send multicast through ifi, with TTL 255 and
+// loopback off.
+func setupMulticastSend(c ipConn, ifi *net.Interface) error {
+	for _, step := range []struct {
+		what string
+		do   func() error
+	}{
+		{"interface", func() error { return c.group.SetMulticastInterface(ifi) }},
+		{c.ttlName, c.setMulticastTTL},
+		{"loopback off", func() error { return c.group.SetMulticastLoopback(false) }},
+	} {
+		if err := step.do(); err != nil {
+			return fmt.Errorf("multicast: %s on %s: %w", step.what, ifi.Name, err)
 		}
-		return wrap("loopback off", c.p.SetMulticastLoopback(false))
-	case pconn6:
-		if err := wrap("interface", c.p.SetMulticastInterface(ifi)); err != nil {
-			return err
-		}
-		if err := wrap("hop limit", c.p.SetMulticastHopLimit(LinkLocalTTL)); err != nil {
-			return err
-		}
-		return wrap("loopback off", c.p.SetMulticastLoopback(false))
 	}
 	return nil
 }
