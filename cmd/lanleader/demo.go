@@ -44,151 +44,201 @@ Exit status 1: the agents could not start or did not agree on a leader
 within 30 s; 2: bad flags.
 `
 
-// runDemo is `lanleader demo`.
-func runDemo(args []string, stdout, stderr io.Writer) int {
+// demoOptions are the flags of `lanleader demo`.
+type demoOptions struct {
+	nodes, rounds int
+	every, hb     time.Duration
+	verbose       bool
+}
+
+// parseDemo parses demo's flags; exit is the status to end with at once
+// (0 after --help, 2 for a bad flag), or -1 to go on.
+func parseDemo(args []string, stdout, stderr io.Writer) (o demoOptions, exit int) {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	nodes := fs.Int("nodes", 5, "")
-	rounds := fs.Int("rounds", 0, "")
-	every := fs.Duration("every", 3*time.Second, "")
-	hb := fs.Duration("heartbeat", agent.DefaultHeartbeat, "")
-	verbose := fs.Bool("verbose", false, "")
+	fs.IntVar(&o.nodes, "nodes", 5, "")
+	fs.IntVar(&o.rounds, "rounds", 0, "")
+	fs.DurationVar(&o.every, "every", 3*time.Second, "")
+	fs.DurationVar(&o.hb, "heartbeat", agent.DefaultHeartbeat, "")
+	fs.BoolVar(&o.verbose, "verbose", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, demoUsage)
-			return 0
+			return o, 0
 		}
 		fmt.Fprintf(stderr, "lanleader demo: %v\n", err)
-		return 2
+		return o, 2
 	}
+	bad := ""
 	switch {
 	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "lanleader demo: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	case *nodes < 2 || *nodes > 64:
-		fmt.Fprintf(stderr, "lanleader demo: --nodes: %d out of range 2…64\n", *nodes)
-		return 2
-	case *rounds < 0:
-		fmt.Fprintf(stderr, "lanleader demo: --rounds: %d must not be negative\n", *rounds)
-		return 2
-	case *every < 100*time.Millisecond:
-		fmt.Fprintf(stderr, "lanleader demo: --every: %v is shorter than 100ms\n", *every)
-		return 2
-	case *hb < agent.MinHeartbeat:
-		fmt.Fprintf(stderr, "lanleader demo: --heartbeat: %v is shorter than %v\n", *hb, agent.MinHeartbeat)
-		return 2
+		bad = fmt.Sprintf("unexpected argument %q", fs.Arg(0))
+	case o.nodes < 2 || o.nodes > 64:
+		bad = fmt.Sprintf("--nodes: %d out of range 2…64", o.nodes)
+	case o.rounds < 0:
+		bad = fmt.Sprintf("--rounds: %d must not be negative", o.rounds)
+	case o.every < 100*time.Millisecond:
+		bad = fmt.Sprintf("--every: %v is shorter than 100ms", o.every)
+	case o.hb < agent.MinHeartbeat:
+		bad = fmt.Sprintf("--heartbeat: %v is shorter than %v", o.hb, agent.MinHeartbeat)
 	}
+	if bad != "" {
+		fmt.Fprintf(stderr, "lanleader demo: %s\n", bad)
+		return o, 2
+	}
+	return o, -1
+}
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+// demo is a running `lanleader demo`: the local cluster, the signals that
+// end it, and its output.
+type demo struct {
+	l           *agent.Local
+	sigs        chan os.Signal
+	out         io.Writer
+	start       time.Time
+	interrupted bool // a signal came: the demo ends with status 0
+}
 
-	opt := agent.LocalOptions{Nodes: *nodes, Base: agent.Config{Preempt: true, Heartbeat: *hb, Version: version}}
-	if *verbose {
+// runDemo is `lanleader demo`.
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	o, exit := parseDemo(args, stdout, stderr)
+	if exit >= 0 {
+		return exit
+	}
+	d := &demo{sigs: make(chan os.Signal, 1), out: stdout, start: time.Now()}
+	signal.Notify(d.sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(d.sigs)
+
+	opt := agent.LocalOptions{Nodes: o.nodes, Base: agent.Config{Preempt: true, Heartbeat: o.hb, Version: version}}
+	if o.verbose {
 		opt.Logger = func(i int) *slog.Logger {
 			return slog.New(slog.NewTextHandler(stderr, nil)).With("agent", fmt.Sprintf("node-%d", i+1))
 		}
 	}
-	start := time.Now()
-	stamp := func() string { return fmt.Sprintf("%7.3fs", time.Since(start).Seconds()) }
-	fmt.Fprintf(stdout, "%s starting %d agents on 127.0.0.1 (heartbeat %v, suspect after %v; node-%d has the largest key)\n",
-		stamp(), *nodes, *hb, 3**hb, *nodes)
+	d.say("starting %d agents on 127.0.0.1 (heartbeat %v, suspect after %v; node-%d has the largest key)",
+		o.nodes, o.hb, 3*o.hb, o.nodes)
 	l, err := agent.StartLocal(opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "lanleader demo: %s\n", oneLineErr(err))
 		return 1
 	}
+	d.l = l
 	defer func() {
-		fmt.Fprintf(stdout, "%s stopping every agent\n", stamp())
+		d.say("stopping every agent")
 		l.Close()
 	}()
-	interrupted := false
-	name := func(i int) string { return fmt.Sprintf("node-%d", i+1) }
-	// wait waits for agreement, or a signal; ok false means stop.
-	wait := func(timeout time.Duration, accept func(agent.Agreement) bool) (agent.Agreement, bool) {
-		deadline := time.Now().Add(timeout)
-		for {
-			select {
-			case <-sigs:
-				interrupted = true
-				return agent.Agreement{}, false
-			default:
-			}
-			if ag := l.Agreement(); ag.Leader != 0 && (accept == nil || accept(ag)) {
-				return ag, true
-			}
-			if time.Now().After(deadline) {
-				fmt.Fprintf(stdout, "%s no agreement within %v: %s\n", stamp(), timeout, l.Agreement().Why)
-				return agent.Agreement{}, false
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	pause := func(d time.Duration) bool {
-		select {
-		case <-sigs:
-			interrupted = true
-			return false
-		case <-time.After(d):
-			return true
-		}
-	}
 	t0 := time.Now()
-	ag, ok := wait(30*time.Second, nil)
+	ag, ok := d.wait(30*time.Second, nil)
 	if !ok {
-		return exitFor(interrupted)
+		return d.exit()
 	}
-	fmt.Fprintf(stdout, "%s %s leads, term %d: elected %v after start\n", stamp(), name(ag.Index), ag.Term, time.Since(t0).Round(time.Millisecond))
-
-	for round := 1; *rounds == 0 || round <= *rounds; round++ {
-		if !pause(*every) {
+	d.say("%s leads, term %d: elected %v after start", nodeName(ag.Index), ag.Term, time.Since(t0).Round(time.Millisecond))
+	for round := 1; o.rounds == 0 || round <= o.rounds; round++ {
+		if !d.pause(o.every) {
 			return 0
 		}
 		old := ag
-		crash := round%2 == 1
-		how := "stopping gracefully (RESIGN)"
-		var stopped <-chan error
-		t0 = time.Now()
-		if crash {
-			how = "crashed (no RESIGN)"
-			l.Crash(old.Index)
-		} else {
-			stopped = l.StopAsync(old.Index)
+		if ag, ok = d.takeDown(round, old); !ok {
+			return d.exit()
 		}
-		fmt.Fprintf(stdout, "%s round %d: %s leader %s\n", stamp(), round, how, name(old.Index))
-		ag, ok = wait(30*time.Second, func(a agent.Agreement) bool { return a.Leader != old.Leader })
-		failover := time.Since(t0)
-		if stopped != nil {
-			<-stopped
-		}
-		if !ok {
-			return exitFor(interrupted)
-		}
-		fmt.Fprintf(stdout, "%s          %s leads, term %d: failover %v\n", stamp(), name(ag.Index), ag.Term, failover.Round(time.Millisecond))
-
-		if !pause(*every / 2) {
+		if !d.pause(o.every / 2) {
 			return 0
 		}
-		t0 = time.Now()
-		if err := l.Start(old.Index); err != nil {
-			fmt.Fprintf(stderr, "lanleader demo: restart %s: %s\n", name(old.Index), oneLineErr(err))
-			return 1
-		}
-		fmt.Fprintf(stdout, "%s          %s restarted\n", stamp(), name(old.Index))
-		// With preemption the returning node takes over when its key is the
-		// largest; otherwise the leader stays.
-		ag, ok = wait(30*time.Second, func(a agent.Agreement) bool { return a.Index == l.Largest() })
-		if !ok {
-			return exitFor(interrupted)
-		}
-		if ag.Index == old.Index {
-			fmt.Fprintf(stdout, "%s          %s takes the lead back (largest key, preempt), term %d, %v after its restart\n", stamp(), name(ag.Index), ag.Term, time.Since(t0).Round(time.Millisecond))
-		} else {
-			fmt.Fprintf(stdout, "%s          %s follows %s, term %d\n", stamp(), name(old.Index), name(ag.Index), ag.Term)
+		if ag, ok = d.restart(old.Index, stderr); !ok {
+			return d.exit()
 		}
 	}
 	return 0
 }
+
+func nodeName(i int) string { return fmt.Sprintf("node-%d", i+1) }
+
+// say prints a line stamped with the time since the demo started.
+func (d *demo) say(format string, args ...any) {
+	fmt.Fprintf(d.out, "%7.3fs "+format+"\n", append([]any{time.Since(d.start).Seconds()}, args...)...)
+}
+
+// takeDown crashes (odd rounds) or stops (even rounds) the leader old and
+// waits for another leader.
+func (d *demo) takeDown(round int, old agent.Agreement) (agent.Agreement, bool) {
+	crash := round%2 == 1
+	how := "stopping gracefully (RESIGN)"
+	var stopped <-chan error
+	t0 := time.Now()
+	if crash {
+		how = "crashed (no RESIGN)"
+		d.l.Crash(old.Index)
+	} else {
+		stopped = d.l.StopAsync(old.Index)
+	}
+	d.say("round %d: %s leader %s", round, how, nodeName(old.Index))
+	ag, ok := d.wait(30*time.Second, func(a agent.Agreement) bool { return a.Leader != old.Leader })
+	failover := time.Since(t0)
+	if stopped != nil {
+		<-stopped
+	}
+	if ok {
+		d.say("         %s leads, term %d: failover %v", nodeName(ag.Index), ag.Term, failover.Round(time.Millisecond))
+	}
+	return ag, ok
+}
+
+// restart starts node old again and waits for the leader the keys call
+// for: with preemption the returning node takes over when its key is the
+// largest; otherwise the leader stays.
+func (d *demo) restart(old int, stderr io.Writer) (agent.Agreement, bool) {
+	t0 := time.Now()
+	if err := d.l.Start(old); err != nil {
+		fmt.Fprintf(stderr, "lanleader demo: restart %s: %s\n", nodeName(old), oneLineErr(err))
+		return agent.Agreement{}, false
+	}
+	d.say("         %s restarted", nodeName(old))
+	ag, ok := d.wait(30*time.Second, func(a agent.Agreement) bool { return a.Index == d.l.Largest() })
+	switch {
+	case !ok:
+	case ag.Index == old:
+		d.say("         %s takes the lead back (largest key, preempt), term %d, %v after its restart", nodeName(ag.Index), ag.Term, time.Since(t0).Round(time.Millisecond))
+	default:
+		d.say("         %s follows %s, term %d", nodeName(old), nodeName(ag.Index), ag.Term)
+	}
+	return ag, ok
+}
+
+// wait waits for agreement, or a signal; ok false means stop.
+func (d *demo) wait(timeout time.Duration, accept func(agent.Agreement) bool) (agent.Agreement, bool) {
+	deadline := time.Now().Add(timeout)
+	for {
+		select {
+		case <-d.sigs:
+			d.interrupted = true
+			return agent.Agreement{}, false
+		default:
+		}
+		if ag := d.l.Agreement(); ag.Leader != 0 && (accept == nil || accept(ag)) {
+			return ag, true
+		}
+		if time.Now().After(deadline) {
+			d.say("no agreement within %v: %s", timeout, d.l.Agreement().Why)
+			return agent.Agreement{}, false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// pause waits d, or for a signal (false).
+func (d *demo) pause(dur time.Duration) bool {
+	select {
+	case <-d.sigs:
+		d.interrupted = true
+		return false
+	case <-time.After(dur):
+		return true
+	}
+}
+
+// exit is the status after a wait that did not succeed: a signal is a
+// normal end (0); anything else is a failure (1).
+func (d *demo) exit() int { return exitFor(d.interrupted) }
 
 // exitFor: a signal is a normal end (0); anything else is a failure (1).
 func exitFor(interrupted bool) int {
