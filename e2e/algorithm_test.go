@@ -26,7 +26,7 @@ func TestScenarioAlgorithms(t *testing.T) {
 
 			t1 := time.Now()
 			l.procs[4] = l.start(4)
-			l.waitAgree("host-5 is back and leads", rejoinBound, t1, 5, l.all()...)
+			l.waitAgree("host-5 is back and leads", rejoinBound, t1, 5, l.All()...)
 			l.report(alg+": restart of host-5", t1, 5, l.but(4)...)
 
 			t2 := l.term(4)

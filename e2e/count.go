@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -143,4 +145,22 @@ func staleCountTables() []string {
 		}
 	}
 	return left
+}
+
+// CountLines counts the lines of the file at path for which keep is true
+// (every line with a nil keep): a job's record of its starts, say. A file
+// that does not exist has none.
+func CountLines(path string, keep func(line string) bool) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	for s := bufio.NewScanner(f); s.Scan(); {
+		if keep == nil || keep(s.Text()) {
+			n++
+		}
+	}
+	return n
 }

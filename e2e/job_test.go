@@ -124,7 +124,7 @@ func startJobLAN(t *testing.T, hosts int, script string, agree bool, extra func(
 	}
 	if agree {
 		waitFor(t, "all hosts agree on the largest", startBound, func() (bool, string) {
-			return j.obs.Agree(j.obs.Start, 0, j.all()...)
+			return j.obs.Agree(j.obs.Start, 0, j.All()...)
 		})
 	}
 	return j
@@ -437,7 +437,7 @@ func TestJobCrashLoopAndHooks(t *testing.T) {
 	})
 	t0 := j.obs.Start
 	waitFor(t, "host-2 leads and all follow it", 15*time.Second, func() (bool, string) {
-		return j.obs.Agree(time.Now().Add(-2*observeEvery), 2, j.all()...)
+		return j.obs.Agree(time.Now().Add(-2*observeEvery), 2, j.All()...)
 	})
 	j.waitJob(1, t0, failoverBound)
 	st, err := j.jobStatus(2)

@@ -151,6 +151,15 @@ func NewNet(t TB, hosts int) *Net {
 // Hosts is the number of hosts.
 func (n *Net) Hosts() int { return len(n.hosts) }
 
+// All is every host's index, 0 to Hosts()-1.
+func (n *Net) All() []int {
+	h := make([]int, n.Hosts())
+	for i := range h {
+		h[i] = i
+	}
+	return h
+}
+
 // Addr is host i's address, 198.18.0.<i+1>.
 func (n *Net) Addr(i int) string { return subnet + strconv.Itoa(i+1) }
 

@@ -142,7 +142,7 @@ func startQuorumLAN(t *testing.T) *quorumLAN {
 		q.procs = append(q.procs, q.start(i))
 	}
 	took := waitFor(t, "all five find each other and agree on host-5", startBound, func() (bool, string) {
-		return q.obs.Agree(q.obs.Start, 5, q.all()...)
+		return q.obs.Agree(q.obs.Start, 5, q.All()...)
 	})
 	q.waitJobOn(t, "host-5's job runs", 5, time.Time{}, startBound)
 	t.Logf("5 hosts (--quorum %d) agree on host-5 %v after the start", q.quorum, took.Round(time.Millisecond))
@@ -160,14 +160,6 @@ func (q *quorumLAN) start(i int) *Proc {
 	// The test's t, not a subtest's: the agent outlives the schedule that
 	// restarts it.
 	return q.Start(q.t, i, args...)
-}
-
-func (q *quorumLAN) all() []int {
-	h := make([]int, q.Hosts())
-	for i := range h {
-		h[i] = i
-	}
-	return h
 }
 
 // kill SIGKILLs host i's agent and waits until it is gone.
@@ -457,7 +449,7 @@ func (q *quorumLAN) schedule(t *testing.T, name string, f fault) {
 	if _, ok := q.running(5); !ok {
 		t.Fatalf("host-5's job does not run at the start")
 	}
-	if ok, why := q.obs.Agree(from.Add(-2*observeEvery), 5, q.all()...); !ok {
+	if ok, why := q.obs.Agree(from.Add(-2*observeEvery), 5, q.All()...); !ok {
 		t.Fatalf("not all five agree on host-5 at the start: %s", why)
 	}
 	// A random phase of the leader's lease.
@@ -563,7 +555,7 @@ func (q *quorumLAN) schedule(t *testing.T, name string, f fault) {
 	t1 := time.Now()
 	fig.down = downtime(q.stamps.Runs(), t0, t1)
 	healed := waitFor(t, "all five agree on host-5 after the fault", quorumHeal, func() (bool, string) {
-		return q.obs.Agree(t1, 5, q.all()...)
+		return q.obs.Agree(t1, 5, q.All()...)
 	})
 	r := q.waitJobOn(t, "host-5's job runs after the fault", 5, time.Time{}, quorumHeal-time.Since(t1))
 	fig.healed = "+" + ms(healed)
@@ -615,7 +607,7 @@ func (q *quorumLAN) recover(t *testing.T) {
 	}
 	t1 := time.Now()
 	waitFor(t, "all five agree on host-5 after a failed schedule", quorumHeal, func() (bool, string) {
-		return q.obs.Agree(t1, 5, q.all()...)
+		return q.obs.Agree(t1, 5, q.All()...)
 	})
 	q.waitJobOn(t, "host-5's job runs after a failed schedule", 5, time.Time{}, quorumHeal)
 }

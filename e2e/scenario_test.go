@@ -56,7 +56,7 @@ func startLAN(t *testing.T, hosts int, extra ...string) *lan {
 	for i := range hosts {
 		l.procs = append(l.procs, l.start(i))
 	}
-	took := l.waitAgree("all hosts find each other and agree on the largest", startBound, l.obs.Start, 0, l.all()...)
+	took := l.waitAgree("all hosts find each other and agree on the largest", startBound, l.obs.Start, 0, l.All()...)
 	t.Logf("%d hosts agree on host-%d %v after the start", hosts, hosts, took.Round(time.Millisecond))
 	return l
 }
@@ -67,17 +67,10 @@ func (l *lan) start(i int) *Proc {
 	return l.Start(l.t, i, args...)
 }
 
-// all is every host, and but every host except those given.
-func (l *lan) all() []int {
-	h := make([]int, l.Hosts())
-	for i := range h {
-		h[i] = i
-	}
-	return h
-}
+// but is every host except those given.
 
 func (l *lan) but(out ...int) []int {
-	return slices.DeleteFunc(l.all(), func(i int) bool { return slices.Contains(out, i) })
+	return slices.DeleteFunc(l.All(), func(i int) bool { return slices.Contains(out, i) })
 }
 
 // waitAgree waits until hosts agree on leader want (0: the largest among
@@ -175,7 +168,7 @@ func TestScenarioLeaderPause(t *testing.T) {
 	resumed = true
 	// On resume it hears host-4's later term; being larger, it takes
 	// over again with a term above it (preemption is on by default).
-	l.waitAgree("host-5 leads again after SIGCONT", failoverBound, t1, 5, l.all()...)
+	l.waitAgree("host-5 leads again after SIGCONT", failoverBound, t1, 5, l.All()...)
 	// host-5 itself never stopped saying it leads (it logs only the new
 	// term, at debug level): the others' lines time the takeover.
 	l.report("SIGCONT of the old leader", t1, 5, l.but(4)...)
@@ -217,9 +210,9 @@ func TestScenarioReturnOfHighestPreempt(t *testing.T) {
 	l.waitAgree("host-1..4 agree on host-4 after host-5's crash", failoverBound, t0, 4, l.but(4)...)
 	t1 := time.Now()
 	l.procs[4] = l.start(4)
-	took := l.waitAgree("host-5 is back and leads", rejoinBound, t1, 5, l.all()...)
+	took := l.waitAgree("host-5 is back and leads", rejoinBound, t1, 5, l.All()...)
 	t.Logf("host-5 leads %v after its restart", took.Round(time.Millisecond))
-	l.report("restart of host-5", t1, 5, l.all()...)
+	l.report("restart of host-5", t1, 5, l.All()...)
 }
 
 func TestScenarioReturnOfHighestNoPreempt(t *testing.T) {
@@ -237,7 +230,7 @@ func TestScenarioReturnOfHighestNoPreempt(t *testing.T) {
 	// host-5 comes back as a follower of host-4: without preemption a
 	// leader keeps leading until it fails. The invariant's "largest key"
 	// gives way to "the leader stays".
-	l.waitAgree("host-5 is back and follows host-4", rejoinBound, t1, 4, l.all()...)
+	l.waitAgree("host-5 is back and follows host-4", rejoinBound, t1, 4, l.All()...)
 	waitFor(t, "host-5 sees the other four alive", rejoinBound, func() (bool, string) {
 		st, _, err := l.obs.Status(4)
 		if err != nil {
@@ -253,7 +246,7 @@ func TestScenarioReturnOfHighestNoPreempt(t *testing.T) {
 	})
 	// Hold for ten suspect-after periods: nobody names host-5.
 	time.Sleep(3 * time.Second)
-	if ok, why := l.obs.Agree(time.Now().Add(-observeEvery*4), 4, l.all()...); !ok {
+	if ok, why := l.obs.Agree(time.Now().Add(-observeEvery*4), 4, l.All()...); !ok {
 		t.Errorf("3 s after host-5 rejoined: %s", why)
 	}
 	for h := range 5 {
@@ -278,7 +271,7 @@ func TestScenarioPartition(t *testing.T) {
 	// less with other members' confirmations (in the minority there is
 	// one other, ≈ 11 s): up to ≈ 30 s before it is declared dead.
 	waitFor(t, "each side sees the other dead", 45*time.Second, func() (bool, string) {
-		for _, h := range l.all() {
+		for _, h := range l.All() {
 			st, _, err := l.obs.Status(h)
 			if err != nil {
 				return false, err.Error()
@@ -308,7 +301,7 @@ func TestScenarioPartition(t *testing.T) {
 		l.onlyLeader(h, 5, t0, t1)
 	}
 	l.Heal(t)
-	took := l.waitAgree("all five agree on host-5 after the heal", rejoinBound, t1, 5, l.all()...)
+	took := l.waitAgree("all five agree on host-5 after the heal", rejoinBound, t1, 5, l.All()...)
 	t.Logf("healed: all agree on host-5 %v after the heal", took.Round(time.Millisecond))
 	l.report("heal of the partition", t1, 5, minority...)
 }
@@ -332,7 +325,7 @@ func TestScenarioOneWayLeaderOut(t *testing.T) {
 		t.Errorf("5 s into the cut: %s", why)
 	}
 	l.Heal(t)
-	took := l.waitAgree("all five agree on host-5 after the heal", rejoinBound, t1, 5, l.all()...)
+	took := l.waitAgree("all five agree on host-5 after the heal", rejoinBound, t1, 5, l.All()...)
 	t.Logf("healed: all agree on host-5 %v after the heal", took.Round(time.Millisecond))
 }
 
@@ -340,20 +333,20 @@ func TestScenarioLoss(t *testing.T) {
 	l := startLAN(t, 5)
 	const lossFor = 30 * time.Second
 	t0 := time.Now()
-	l.Loss(t, 20, l.all()...)
+	l.Loss(t, 20, l.All()...)
 	time.Sleep(lossFor) // the fault's duration, not a synchronisation
 	t1 := time.Now()
-	for _, h := range l.all() {
+	for _, h := range l.All() {
 		if d, err := l.Dropped(h); err != nil || d == 0 {
 			t.Errorf("host-%d: 20%% loss dropped %d packets (%v), want some", h+1, d, err)
 		}
 	}
 	l.Heal(t)
 	// What 20% loss did, for the log: leader changes at each host.
-	for _, h := range l.all() {
+	for _, h := range l.All() {
 		t.Logf("host-%d named leaders %v during the loss", h+1, l.obs.Leaders(h, t0, t1))
 	}
-	took := l.waitAgree("all five agree on host-5 after the loss ends", failoverBound, t1, 5, l.all()...)
+	took := l.waitAgree("all five agree on host-5 after the loss ends", failoverBound, t1, 5, l.All()...)
 	t.Logf("after the loss: agreement seen %v after it ended", took.Round(time.Millisecond))
 }
 
@@ -368,7 +361,7 @@ func TestScenarioRollingRestart(t *testing.T) {
 		l.waitAgree(fmt.Sprintf("the others agree on host-%d while host-%d restarts", want, i+1), failoverBound, t0, want, l.but(i)...)
 		t1 := time.Now()
 		l.procs[i] = l.start(i)
-		took := l.waitAgree(fmt.Sprintf("all five agree on host-5 after host-%d's restart", i+1), rejoinBound, t1, 5, l.all()...)
+		took := l.waitAgree(fmt.Sprintf("all five agree on host-5 after host-%d's restart", i+1), rejoinBound, t1, 5, l.All()...)
 		t.Logf("host-%d stopped and restarted: all agree on host-5 %v after its start", i+1, took.Round(time.Millisecond))
 	}
 }

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,23 +69,15 @@ func stableLAN(t *testing.T, quorum bool) (*lan, string) {
 	return l, starts
 }
 
-func countLines(path string) int { return countStarts(path, 0) }
+func countLines(path string) int { return CountLines(path, nil) }
 
 // countStarts counts the job starts recorded in path, but those of node
-// but (0: none left out).
+// but.
 func countStarts(path string, but uint64) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n := 0
-	for s := bufio.NewScanner(f); s.Scan(); {
-		if id, _, _ := strings.Cut(s.Text(), " "); but == 0 || id != strconv.FormatUint(but, 10) {
-			n++
-		}
-	}
-	return n
+	return CountLines(path, func(line string) bool {
+		id, _, _ := strings.Cut(line, " ")
+		return id != strconv.FormatUint(but, 10)
+	})
 }
 
 // counters reads a few of every host's metrics: leader changes and the
@@ -167,13 +158,13 @@ func TestStabilityLoss(t *testing.T) {
 			l, starts := stableLAN(t, c.quorum)
 			before, jobs := l.counters(t), countLines(starts)
 			t0 := time.Now()
-			l.Loss(t, c.percent, l.all()...)
+			l.Loss(t, c.percent, l.All()...)
 			time.Sleep(stabilityDuration())
 			t1 := time.Now()
-			drops := l.dropped(t, l.all()...)
+			drops := l.dropped(t, l.All()...)
 			l.Heal(t)
 			after := l.counters(t)
-			l.steady(t, 5, t0, t1, l.all()...)
+			l.steady(t, 5, t0, t1, l.All()...)
 			var changes, claims, probes, vouches float64
 			for i := range after {
 				changes += after[i].changes - before[i].changes
@@ -226,7 +217,7 @@ func TestStabilityOneWay(t *testing.T) {
 			if changes != 0 || others2 != 0 || quorum && deaf2 != 0 {
 				t.Errorf("%v leader changes at the others, %d job starts at the others, %d at host-2: want none (host-2 may run its job in textbook mode)", changes, others2, deaf2)
 			}
-			l.waitAgree("all five agree on host-5 after the heal", rejoinBound, time.Now(), 5, l.all()...)
+			l.waitAgree("all five agree on host-5 after the heal", rejoinBound, time.Now(), 5, l.All()...)
 		})
 	}
 	t.Run("quorum 5, the leader's input cut", func(t *testing.T) {
@@ -252,6 +243,6 @@ func TestStabilityOneWay(t *testing.T) {
 		}
 		t.Logf("figure: quorum 5, the leader's input cut for %v: the others agree on a new leader %v after the cut; the deaf host led again %d times; %d packets dropped",
 			t1.Sub(t0).Round(time.Second), took.Round(time.Millisecond), relapse, drops)
-		l.waitAgree("all five agree on host-5 after the heal", rejoinBound, time.Now(), 5, l.all()...)
+		l.waitAgree("all five agree on host-5 after the heal", rejoinBound, time.Now(), 5, l.All()...)
 	})
 }

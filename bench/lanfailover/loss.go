@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -100,12 +98,12 @@ func lossLanleader(r *runner, o options, pct int, hb time.Duration, quorum int, 
 	if why := waitAgree(r, obs, obs.Start, uint64(top+1), all); why != "" {
 		r.Fatalf("%d hosts do not agree that host-%d leads within %v: %s", o.hosts, top+1, deadline, why)
 	}
-	for end := time.Now().Add(deadline); lineCount(starts) == 0; time.Sleep(observeEvery) {
+	for end := time.Now().Add(deadline); e2e.CountLines(starts, nil) == 0; time.Sleep(observeEvery) {
 		if time.Now().After(end) {
 			r.Fatalf("host-%d's job did not start within %v", top+1, deadline)
 		}
 	}
-	before, jobs := agentCounters(r, n, o.hosts), lineCount(starts)
+	before, jobs := agentCounters(r, n, o.hosts), e2e.CountLines(starts, nil)
 	t0 := time.Now()
 	n.LossAll(r, pct, all...)
 	sleepChecked(r, o.lossFor)
@@ -121,7 +119,7 @@ func lossLanleader(r *runner, o options, pct int, hb time.Duration, quorum int, 
 		row.Probes += int(after[i].probes - before[i].probes)
 		row.Vouches += int(after[i].vouches - before[i].vouches)
 	}
-	row.JobStarts = lineCount(starts) - jobs
+	row.JobStarts = e2e.CountLines(starts, nil) - jobs
 	row.Leaderless, row.HasLeaderlessData = longestOther(obs, uint64(top+1), t0, t1), true
 }
 
@@ -187,19 +185,6 @@ func droppedSum(r *runner, n *e2e.Net, hosts int) uint64 {
 		sum += d
 	}
 	return sum
-}
-
-func lineCount(path string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	c := 0
-	for s := bufio.NewScanner(f); s.Scan(); {
-		c++
-	}
-	return c
 }
 
 // agentMetrics is what the loss rows read of an agent's /metrics.
