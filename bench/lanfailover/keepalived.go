@@ -79,15 +79,22 @@ func kaDefinitions(w io.Writer) {
 		"#   the kill to \"all agree\". advert_int below 1 s or not whole seconds: VRRPv3 (v2 has whole seconds)\n", kaVIP)
 }
 
-// measureKeepalived runs o.trials trials of mode on a fresh set of
-// keepalived instances with advert_int advert, into res.
-func measureKeepalived(r *runner, o options, advert time.Duration, mode string, rng *rand.Rand, res *result) {
-	bin := kaBinary(r)
+// kaSetting finds keepalived and the VRRP version and advert_int text of
+// advert, and names the setting in *setting.
+func kaSetting(r *runner, advert time.Duration, setting *string) (bin string, version int, advertText string) {
+	bin = kaBinary(r)
 	version, advertText, err := kaAdvert(advert)
 	if err != nil {
 		r.Fatalf("%v", err)
 	}
-	res.Setting = fmt.Sprintf("advert_int %v (VRRPv%d)", advert, version)
+	*setting = fmt.Sprintf("advert_int %v (VRRPv%d)", advert, version)
+	return bin, version, advertText
+}
+
+// measureKeepalived runs o.trials trials of mode on a fresh set of
+// keepalived instances with advert_int advert, into res.
+func measureKeepalived(r *runner, o options, advert time.Duration, mode string, rng *rand.Rand, res *result) {
+	bin, version, advertText := kaSetting(r, advert, &res.Setting)
 
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)

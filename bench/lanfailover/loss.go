@@ -125,12 +125,7 @@ func lossLanleader(r *runner, o options, pct int, hb time.Duration, quorum int, 
 
 // lossKeepalived measures one keepalived row.
 func lossKeepalived(r *runner, o options, pct int, advert time.Duration, row *lossRow) {
-	bin := kaBinary(r)
-	version, advertText, err := kaAdvert(advert)
-	if err != nil {
-		r.Fatalf("%v", err)
-	}
-	row.Setting = fmt.Sprintf("advert_int %v (VRRPv%d)", advert, version)
+	bin, version, advertText := kaSetting(r, advert, &row.Setting)
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)
 	capt := kaListen(r, n)
