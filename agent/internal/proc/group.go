@@ -1,11 +1,10 @@
 package proc
 
 import (
-	"bytes"
-	"os"
-	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // sweepBound bounds the wait for a killed process group to be gone.
@@ -35,30 +34,16 @@ func groupAlive(pgid int) bool {
 	if syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
-	dir, err := os.Open("/proc")
+	procs, err := procfs.AllProcs()
 	if err != nil {
 		return true
 	}
-	defer dir.Close()
-	names, _ := dir.Readdirnames(-1)
-	for _, name := range names {
-		if name[0] < '0' || name[0] > '9' {
-			continue
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err != nil || st.State == "Z" || st.State == "X" {
+			continue // gone since the listing, or a zombie
 		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...: comm may hold spaces and ')'.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 3 || f[0][0] == 'Z' || f[0][0] == 'X' {
-			continue
-		}
-		if g, err := strconv.Atoi(string(f[2])); err == nil && g == pgid {
+		if st.PGRP == pgid {
 			return true
 		}
 	}
