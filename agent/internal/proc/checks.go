@@ -85,11 +85,11 @@ func (c *Checker) runOne(i int) CheckResult {
 }
 
 // Start runs every check every interval until Stop. report is called
-// with each result from that check's goroutine: checks report
-// concurrently with each other, one check never concurrently with
-// itself. report may block (that check waits), but not on Stop; it is
-// not called once Stop has begun, except for a run that had already
-// been reported.
+// with each result from that check's goroutine: different checks report
+// concurrently, one check never concurrently with itself. A run that
+// ends after Stop has begun is not reported, but a report under way may
+// still run while Stop waits: report may block (that check waits), but
+// must not wait for Stop.
 func (c *Checker) Start(report func(CheckResult)) {
 	for i := range c.commands {
 		c.wg.Add(1)
