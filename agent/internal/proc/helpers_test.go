@@ -19,7 +19,30 @@ import (
 // these tests start their jobs through this test binary, started again.
 func TestMain(m *testing.M) {
 	Guard()
+	if os.Getenv(asAgentEnv) != "" {
+		asAgent()
+	}
 	os.Exit(m.Run())
+}
+
+// asAgentEnv makes the test binary play an agent that runs the job after
+// "--" with the grace in the variable, until it is killed (the
+// helper-process pattern of os/exec's tests).
+const asAgentEnv = "PROC_TEST_AS_AGENT"
+
+func asAgent() {
+	grace, _ := time.ParseDuration(os.Getenv(asAgentEnv))
+	argv := os.Args
+	for i, a := range argv {
+		if a == "--" {
+			argv = argv[i+1:]
+			break
+		}
+	}
+	s := New(Config{Argv: argv, Grace: grace})
+	s.Set(Want{Run: true, Gen: 1})
+	s.Run()
+	os.Exit(1)
 }
 
 // logBuffer is a log safe for the writers of a run and the test.
