@@ -231,6 +231,11 @@ func TestSupervisorGivesUp(t *testing.T) {
 	if starts != 3 {
 		t.Errorf("%d starts before the crash loop, want 3", starts)
 	}
+	// The report comes first, the status right after.
+	waitFor(t, "the status failed", 5*time.Second, func() (bool, string) {
+		st := h.sup.Status()
+		return st.State == "failed", st.State
+	})
 	st := h.sup.Status()
 	if st.State != "failed" || st.Failures != 3 || st.Restarts != 2 || st.LastExit != "exit status 3" {
 		t.Errorf("status %+v, want failed, 3 failures, 2 restarts, exit status 3", *st)
@@ -322,6 +327,11 @@ func TestSupervisorWithoutGuardEntry(t *testing.T) {
 	h := newHarness(t, Config{Argv: []string{"/bin/true"}, Grace: time.Second, MaxFailures: 1, FailureWindow: time.Minute})
 	h.sup.Set(Want{Run: true, Gen: 1})
 	h.next(t, CrashLoop, 5*time.Second)
+	// The report comes first, the status right after.
+	waitFor(t, "the status failed", 5*time.Second, func() (bool, string) {
+		st := h.sup.Status()
+		return st.State == "failed", st.State
+	})
 	st := h.sup.Status()
 	if st.LastExit != errNoGuard.Error() || st.State != "failed" || st.Pid != 0 || !h.sup.Idle() {
 		t.Errorf("status %+v (idle %v), want failed with %q", *st, h.sup.Idle(), errNoGuard)
