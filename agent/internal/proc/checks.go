@@ -49,6 +49,10 @@ func RunCheck(command string, timeout time.Duration, env []string) (bool, string
 
 // Checker runs every check on its own goroutine, every interval, each
 // run bounded by the interval.
+//
+// Concurrency: First, Start and Stop are called by one goroutine, in
+// that order, each once; the report callback is called from the checks'
+// goroutines (see Start).
 type Checker struct {
 	commands []string
 	interval time.Duration

@@ -28,6 +28,11 @@ type HookOutcome = string
 const hookQueueMax = 64
 
 // HookRunner runs queued hooks in order on its own goroutine (Run).
+//
+// Concurrency: Add and Stop may be called from any goroutine and never
+// block; hooks run one at a time on Run's goroutine, which alone calls
+// the outcome callback but for a hook dropped by Add. Done's channel is
+// closed by Run when it returns.
 type HookRunner struct {
 	timeout time.Duration
 	log     *slog.Logger

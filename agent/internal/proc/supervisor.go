@@ -106,6 +106,13 @@ type Config struct {
 }
 
 // Supervisor runs one job: at most one process of it at a time.
+//
+// Concurrency: Run's goroutine alone starts, signals and waits for the
+// job's processes (Kill aside), and alone calls Config.Report and
+// Config.Changed, never concurrently. Set, SetLease, Idle, Kill, Status
+// and Stop may be called from any goroutine, Report's included, and
+// never block. Done's channel is closed by Run when it returns, by
+// nothing else.
 type Supervisor struct {
 	cfg      Config
 	log      *slog.Logger
