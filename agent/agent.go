@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/detector"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/metrics"
@@ -60,9 +61,9 @@ type Agent struct {
 	snap atomic.Pointer[Status]
 	view atomic.Pointer[metrics.View]
 
-	sup      *supervisor // nil without a job
-	hooks    *hookRunner // nil without hooks
-	checks   *checker    // nil without checks
+	sup      *proc.Supervisor // nil without a job
+	hooks    *proc.HookRunner // nil without hooks
+	checks   *proc.Checker    // nil without checks
 	notify   notifier
 	metaPush metaPush      // the metadata broadcasts (meta.go)
 	jobDirty chan struct{} // capacity 1: the job's status changed
@@ -122,7 +123,7 @@ func New(cfg Config) (*Agent, error) {
 		a.sup = newSupervisor(a)
 	}
 	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
-		a.hooks = newHookRunner(cfg.HookTimeout, a.log, a.met)
+		a.hooks = newHookRunner(a)
 	}
 	for _, c := range cfg.Checks {
 		a.loop.checks = append(a.loop.checks, CheckStatus{Command: c, OK: true, Weight: cfg.CheckWeight})
@@ -196,13 +197,12 @@ func (a *Agent) firstChecks() error {
 	if len(cfg.Checks) == 0 {
 		return nil
 	}
-	a.checks = &checker{commands: cfg.Checks, interval: cfg.CheckInterval,
-		env: hookEnv(cfg, "starting", 0, 0), quit: make(chan struct{})}
-	for _, r := range a.checks.first() {
-		c := &a.loop.checks[r.index]
-		c.OK, c.Last, c.Detail = r.ok, r.at.UTC().Format(timeFormat), r.detail
-		if !r.ok {
-			a.log.Warn("check fails", "check", c.Command, "detail", r.detail, "weight", c.Weight)
+	a.checks = proc.NewChecker(cfg.Checks, cfg.CheckInterval, hookEnv(cfg, "starting", 0, 0))
+	for _, r := range a.checks.First() {
+		c := &a.loop.checks[r.Index]
+		c.OK, c.Last, c.Detail = r.OK, r.At.UTC().Format(timeFormat), r.Detail
+		if !r.OK {
+			a.log.Warn("check fails", "check", c.Command, "detail", r.Detail, "weight", c.Weight)
 		}
 	}
 	if p := a.effectivePriority(); p != cfg.Priority {
@@ -345,14 +345,13 @@ func (a *Agent) startWorkers() {
 	go a.metaPusher()
 	go a.syncer()
 	if a.sup != nil {
-		go a.sup.run()
+		go a.sup.Run()
 	}
 	if a.hooks != nil {
-		go a.hooks.run()
+		go a.hooks.Run()
 	}
 	if a.checks != nil {
-		a.checks.report = func(r checkResult) { a.call(func() { a.onCheck(r) }) }
-		a.checks.start()
+		a.checks.Start(func(r proc.CheckResult) { a.call(func() { a.onCheck(r) }) })
 	}
 }
 
@@ -410,7 +409,7 @@ func (a *Agent) Job() *JobStatus {
 	if a.sup == nil {
 		return nil
 	}
-	return a.sup.status.Load()
+	return a.sup.Status()
 }
 
 // Stop ends the agent gracefully: a leader sends RESIGN, the node leaves
@@ -431,12 +430,12 @@ func (a *Agent) Stop(ctx context.Context) error {
 				a.loop.haltJob = true
 				a.updateJob()
 			})
-			close(a.sup.quit)
+			a.sup.Stop()
 			select {
-			case <-a.sup.done:
+			case <-a.sup.Done():
 			case <-ctx.Done():
 				a.log.Error("the job did not stop in time: SIGKILL", "err", ctx.Err())
-				a.sup.kill()
+				a.sup.Kill()
 			}
 		}
 		a.call(func() {
@@ -471,7 +470,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 // that cannot wait for a graceful stop.
 func (a *Agent) KillJob() {
 	if a.sup != nil {
-		a.sup.kill()
+		a.sup.Kill()
 	}
 }
 
@@ -520,27 +519,23 @@ type failure struct {
 
 func (a *Agent) shutdown(ctx context.Context) {
 	if a.checks != nil {
-		a.checks.stop()
+		a.checks.Stop()
 	}
 	if a.sup != nil {
-		select {
-		case <-a.sup.quit:
-		default:
-			close(a.sup.quit)
-		}
+		a.sup.Stop()
 	}
 	close(a.quit)
 	<-a.loopDone
 	if a.sup != nil {
-		<-a.sup.done
+		<-a.sup.Done()
 	}
 	if a.hooks != nil {
 		// The hooks queued by the last changes (a leader's on_follower)
 		// still run, each within its timeout.
-		close(a.hooks.quit)
+		a.hooks.Stop()
 		t := time.NewTimer(a.cfg.HookTimeout + time.Second)
 		select {
-		case <-a.hooks.done:
+		case <-a.hooks.Done():
 		case <-t.C:
 			a.log.Warn("hooks still queued at exit are not run")
 		}

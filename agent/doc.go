@@ -11,6 +11,12 @@
 // (the HTTP endpoints, metrics at scrape time) reads an immutable snapshot
 // the loop publishes after each step.
 //
+// The child processes (the job, its guard, the hooks and the checks) are
+// run by agent/internal/proc; this package decides when, with which term
+// and lease (lead.go, lease.go). The job runs under a guard that is this
+// program started again: a program that runs an agent with a job calls
+// Guard first thing in main, and so does TestMain in tests that do.
+//
 // What this package must not do: decide who leads (election/ does),
 // encode bytes by hand (wire/ does), or register metrics on a global
 // registry. (The one random draw, the incarnation number at start, comes

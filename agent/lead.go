@@ -3,6 +3,7 @@ package agent
 import (
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/election"
 )
 
@@ -79,7 +80,7 @@ func (a *Agent) updateJob() {
 		l.gen++
 	}
 	l.wantRun = run
-	a.sup.set(jobWant{run: run, gen: l.gen, term: st.Term, leader: st.Leader})
+	a.sup.Set(proc.Want{Run: run, Gen: l.gen, Term: st.Term, Leader: st.Leader})
 }
 
 // leadershipChanged runs after each step that changed the machine's
@@ -128,13 +129,13 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		env := func() []string { return hookEnv(&a.cfg, st.State.String(), st.Term, st.Leader) }
 		firstFollow := !l.followed && st.State == election.StateFollower && st.Leader != 0
 		if becameLeader && a.cfg.OnLeader != "" {
-			a.hooks.add(hookRun{name: "on_leader", command: a.cfg.OnLeader, env: env()})
+			a.hooks.Add(proc.Hook{Name: "on_leader", Command: a.cfg.OnLeader, Env: env()})
 		}
 		if (stoppedLeading || firstFollow) && a.cfg.OnFollower != "" {
-			a.hooks.add(hookRun{name: "on_follower", command: a.cfg.OnFollower, env: env()})
+			a.hooks.Add(proc.Hook{Name: "on_follower", Command: a.cfg.OnFollower, Env: env()})
 		}
 		if logged && a.cfg.OnChange != "" {
-			a.hooks.add(hookRun{name: "on_change", command: a.cfg.OnChange, env: env()})
+			a.hooks.Add(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env()})
 		}
 	}
 	if st.State == election.StateLeader || st.State == election.StateFollower && st.Leader != 0 {
@@ -144,20 +145,20 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 }
 
 // onJobEvent is the supervisor's report, run on the loop.
-func (a *Agent) onJobEvent(ev jobEvent) {
+func (a *Agent) onJobEvent(ev proc.Event) {
 	l := &a.loop
 	l.dirty = true
-	switch ev.kind {
-	case jobStarted:
+	switch ev.Kind {
+	case proc.Started:
 		l.jobRunning = true
 		a.setMeta()
 		a.pushMeta()
-	case jobStopped:
+	case proc.Stopped:
 		l.jobRunning = false
 		a.setMeta()
 		a.pushMeta()
 		a.finishResign()
-	case jobCrashLoop:
+	case proc.CrashLoop:
 		l.penaltyUntil, l.penalised = a.now()+a.cfg.JobFailureWindow, true
 		a.log.Error("the job failed too often: priority 1 and resign, so that another node runs it",
 			"for", a.cfg.JobFailureWindow, "max_failures", a.cfg.JobMaxFailures)
@@ -185,7 +186,7 @@ func (a *Agent) beginResign(why string) bool {
 // finishResign sends RESIGN once the job has stopped.
 func (a *Agent) finishResign() {
 	l := &a.loop
-	if !l.resigning || a.sup != nil && !a.sup.idle() {
+	if !l.resigning || a.sup != nil && !a.sup.Idle() {
 		return
 	}
 	l.resigning = false
@@ -238,17 +239,17 @@ func (a *Agent) applyPriority() {
 }
 
 // onCheck records one check's result.
-func (a *Agent) onCheck(r checkResult) {
+func (a *Agent) onCheck(r proc.CheckResult) {
 	l := &a.loop
-	c := &l.checks[r.index]
+	c := &l.checks[r.Index]
 	was := c.OK
-	c.OK, c.Last, c.Detail = r.ok, r.at.UTC().Format(timeFormat), r.detail
+	c.OK, c.Last, c.Detail = r.OK, r.At.UTC().Format(timeFormat), r.Detail
 	l.dirty = true
-	if was != r.ok {
-		if r.ok {
+	if was != r.OK {
+		if r.OK {
 			a.log.Info("check passes again", "check", c.Command)
 		} else {
-			a.log.Warn("check fails", "check", c.Command, "detail", r.detail, "weight", c.Weight)
+			a.log.Warn("check fails", "check", c.Command, "detail", r.Detail, "weight", c.Weight)
 		}
 	}
 	a.applyPriority()

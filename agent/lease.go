@@ -1,15 +1,9 @@
 package agent
 
 import (
-	"encoding/binary"
-	"io"
-	"math"
-	"os"
-	"strconv"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/election"
 )
 
@@ -31,26 +25,9 @@ import (
 // machine's time (the agent's monotonic clock) by reading CLOCK_MONOTONIC
 // first, so that the conversion can only make the end earlier.
 
-// guardLeaseEnv carries the end of the lease, CLOCK_MONOTONIC nanoseconds,
-// when the guard starts; renewals follow on guardLeaseFD, 8 bytes each,
-// big-endian.
-const (
-	guardLeaseEnv = "LANLEADER_JOB_GUARD_LEASE"
-	guardLeaseFD  = 3
-)
-
-// monoNow is CLOCK_MONOTONIC in nanoseconds.
-func monoNow() int64 {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic("clock_gettime(CLOCK_MONOTONIC): " + err.Error())
-	}
-	return ts.Nano()
-}
-
 // toMono converts a time of the agent's clock to CLOCK_MONOTONIC.
 func (a *Agent) toMono(d time.Duration) int64 {
-	m := monoNow()
+	m := proc.MonoNow()
 	return m + int64(d-a.now())
 }
 
@@ -70,77 +47,5 @@ func (a *Agent) updateLease(st election.Status) {
 		return
 	}
 	l.leaseMono, l.leaseGen = max(end, l.leaseMono), l.gen
-	a.sup.setLease(l.leaseMono, l.gen)
-}
-
-// setLease records the end of the lease of generation gen and tells the
-// running guard, if it runs that generation. It never blocks the loop: a
-// guard that does not read (stopped with the agent's whole group) keeps
-// its earlier, safe, end.
-func (s *supervisor) setLease(end int64, gen uint64) {
-	s.mu.Lock()
-	s.lease, s.leaseGen = end, gen
-	p := s.cur
-	s.mu.Unlock()
-	if p != nil && p.gen == gen && p.leaseW != nil {
-		var b [8]byte
-		binary.BigEndian.PutUint64(b[:], uint64(end))
-		p.leaseW.SetWriteDeadline(time.Now().Add(time.Millisecond))
-		if _, err := p.leaseW.Write(b[:]); err != nil {
-			s.log.Debug("cannot renew the lease in the job's guard; it keeps the earlier end", "err", err)
-		} else {
-			p.lease.Store(end)
-		}
-	}
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
-
-// leaseFor is the end of the lease for generation gen: 0 when that
-// generation has none yet; math.MaxInt64 in textbook mode, which needs
-// no lease.
-func (s *supervisor) leaseFor(gen uint64) int64 {
-	if !s.quorum {
-		return math.MaxInt64
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.leaseGen != gen {
-		return 0
-	}
-	return s.lease
-}
-
-// guardLease is the guard's side: the end of the lease and its renewals.
-type guardLease struct {
-	end   int64
-	renew chan int64
-}
-
-// openGuardLease reads the lease the agent gave, if any (nil otherwise).
-func openGuardLease() (*guardLease, error) {
-	v := os.Getenv(guardLeaseEnv)
-	os.Unsetenv(guardLeaseEnv)
-	if v == "" {
-		return nil, nil
-	}
-	end, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return nil, err
-	}
-	g := &guardLease{end: end, renew: make(chan int64, 16)}
-	f := os.NewFile(guardLeaseFD, "lease")
-	go func() {
-		defer f.Close()
-		var b [8]byte
-		for {
-			if _, err := io.ReadFull(f, b[:]); err != nil {
-				return // the agent is gone: the last end stands
-			}
-			g.renew <- int64(binary.BigEndian.Uint64(b[:]))
-		}
-	}()
-	return g, nil
+	a.sup.SetLease(l.leaseMono, l.gen)
 }

@@ -104,7 +104,7 @@ func (a *Agent) publish() {
 		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
 	}
 	if a.sup != nil {
-		js := *a.sup.status.Load()
+		js := *a.sup.Status()
 		if l.jobWait != "" && js.State == "stopped" {
 			js.State = "waiting"
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/lanleader/lanleader/agent"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -27,6 +29,9 @@ Run 'lanleader <command> -h' for the flags of a command.
 `
 
 func main() {
+	// First: this process may be the guard of a job of an agent (this
+	// program started again), which runs the job and exits.
+	agent.Guard()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

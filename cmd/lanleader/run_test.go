@@ -20,8 +20,12 @@ import (
 
 // The test binary doubles as the lanleader binary: with LANLEADER_AS_MAIN
 // set it runs main with its arguments after "--" (the helper-process
-// pattern of os/exec's tests).
+// pattern of os/exec's tests), and as the guard of the jobs its agents
+// start.
 func TestMain(m *testing.M) {
+	// The guard of a job started by a test's agent, in this process or
+	// in one started as lanleader, is this binary again.
+	agent.Guard()
 	if os.Getenv("LANLEADER_AS_MAIN") == "1" {
 		args := os.Args
 		for i, a := range args {

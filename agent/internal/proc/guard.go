@@ -1,4 +1,4 @@
-package agent
+package proc
 
 import (
 	"errors"
@@ -6,27 +6,25 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// The job guard: the agent does not start the job itself but its own
-// executable again, with guardEnv set, as the leader of the job's process
-// group; the guard starts the job in that group and waits for it. The
-// kernel sends the guard guardDeathSignal when the agent dies, by any
+// The job guard: the supervisor does not start the job itself but its
+// own executable again, with guardEnv set, as the leader of the job's
+// process group; the guard starts the job in that group and waits for it.
+// The kernel sends the guard guardDeathSignal when the agent dies, by any
 // means, SIGKILL included (PR_SET_PDEATHSIG): the guard then stops the
 // whole group as the agent would have (SIGTERM, then SIGKILL after the
 // grace period). A parent-death signal set on the job itself would reach
 // only its first process, and could not be caught to give it a grace
 // period.
 //
-// The guard is started by an init function of this package, before main:
-// any program that imports agent can run jobs. (docker's pkg/reexec does
-// the same with an explicit call.)
+// The guard is entered explicitly (Guard), first thing in main, as
+// docker's pkg/reexec does: not from an init function, so that importing
+// this package never turns a program into something else.
 const (
 	guardEnv      = "LANLEADER_JOB_GUARD"       // "1": this process is a job guard
 	guardGraceEnv = "LANLEADER_JOB_GUARD_GRACE" // the grace period, a Go duration
@@ -34,21 +32,42 @@ const (
 	// dies. Not SIGTERM: that one the agent sends to the whole group to
 	// stop the job, and the guard must tell the two apart.
 	guardDeathSignal = syscall.SIGUSR1
+	// guardDefaultGrace is the grace of a guard given none it can read
+	// (the agent always gives one): agent.DefaultJobGrace.
+	guardDefaultGrace = 10 * time.Second
 )
 
-func init() {
-	if os.Getenv(guardEnv) == "1" {
+// guardInstalled: this program called Guard, so that its executable, run
+// again with guardEnv set, becomes a guard rather than itself.
+var guardInstalled atomic.Bool
+
+// errNoGuard is why a supervisor of a program that never called Guard
+// does not start the job.
+var errNoGuard = errors.New("proc: cannot start the job: this program does not enter the job guard (it must call the guard's entry, agent.Guard, first thing in main, and in TestMain of tests that run jobs)")
+
+// IsGuard says whether this process was started as a job guard.
+func IsGuard() bool { return os.Getenv(guardEnv) == "1" }
+
+// Guard is the entry of the job guard. Call it first thing in main (and
+// in TestMain of every test binary whose tests start jobs): in a process
+// started as a guard it runs the job and exits with the job's status;
+// otherwise it returns at once, and supervisors in this process may start
+// jobs from then on.
+func Guard() {
+	if IsGuard() {
 		os.Exit(guardMain(os.Args[1:]))
 	}
+	guardInstalled.Store(true)
 }
 
 // guardMain runs argv in this process's group and waits for it; it
 // returns the job's exit status (128+signal when a signal ended it, as a
-// shell does). When the agent dies it stops the group.
+// shell does). When the agent dies it stops the group; in quorum mode it
+// kills the group when the lease ends.
 func guardMain(argv []string) int {
 	grace, err := time.ParseDuration(os.Getenv(guardGraceEnv))
 	if err != nil || grace < 0 {
-		grace = DefaultJobGrace
+		grace = guardDefaultGrace
 	}
 	os.Unsetenv(guardEnv)
 	os.Unsetenv(guardGraceEnv)
@@ -61,7 +80,7 @@ func guardMain(argv []string) int {
 		fmt.Fprintf(os.Stderr, "lanleader job guard: bad lease: %v\n", err)
 		return 126
 	}
-	if lease != nil && monoNow() >= lease.end {
+	if lease != nil && MonoNow() >= lease.end {
 		fmt.Fprintln(os.Stderr, "lanleader job guard: the leader's lease ran out before the job started; not starting it")
 		return 125
 	}
@@ -72,33 +91,7 @@ func guardMain(argv []string) int {
 	// then drops the job's output instead of dying of it (caught, not
 	// ignored: an ignored signal would stay ignored in the job).
 	signal.Notify(sigs, guardDeathSignal, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	// The job writes to the guard, which relays to the agent: a job that
-	// logs while it stops after the agent died must not die of SIGPIPE.
-	var relays sync.WaitGroup
-	var readers []*os.File
-	for _, dst := range []*os.File{os.Stdout, os.Stderr} {
-		r, w, err := os.Pipe()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "lanleader job guard: %v\n", err)
-			return 126
-		}
-		defer w.Close()
-		if dst == os.Stdout {
-			cmd.Stdout = w
-		} else {
-			cmd.Stderr = w
-		}
-		readers = append(readers, r)
-		relays.Add(1)
-		go func() {
-			defer relays.Done()
-			relay(dst, r)
-		}()
-	}
-	err = cmd.Start()
-	cmd.Stdout.(*os.File).Close()
-	cmd.Stderr.(*os.File).Close()
+	done, status, err := guardStart(argv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "lanleader job guard: %v\n", err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
@@ -106,25 +99,67 @@ func guardMain(argv []string) int {
 		}
 		return 126
 	}
-	done := make(chan struct{})
+	// The agent may have died before the kernel knew to tell us.
+	if os.Getppid() == 1 {
+		sigs <- guardDeathSignal
+	}
+	return guardWait(done, status, sigs, lease, grace)
+}
+
+// guardStart starts the job with its output relayed through this
+// process; done is closed when the job has exited and its output is
+// relayed, and *status is then its exit status.
+func guardStart(argv []string) (done chan struct{}, status *int, err error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// The job writes to the guard, which relays to the agent: a job that
+	// logs while it stops after the agent died must not die of SIGPIPE.
+	var relays sync.WaitGroup
+	var readers, writers []*os.File
+	defer func() {
+		for _, w := range writers {
+			w.Close()
+		}
+	}()
+	for _, dst := range []*os.File{os.Stdout, os.Stderr} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, err
+		}
+		writers = append(writers, w)
+		readers = append(readers, r)
+		relays.Add(1)
+		go func() {
+			defer relays.Done()
+			relay(dst, r)
+		}()
+	}
+	cmd.Stdout, cmd.Stderr = writers[0], writers[1]
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	done, status = make(chan struct{}), new(int)
 	go func() {
 		cmd.Wait()
 		// The rest of its output, unless something it left holds the
 		// pipe (the agent kills the group then).
 		waitOutput(&relays, readers...)
+		*status = exitStatus(cmd.ProcessState)
 		close(done)
 	}()
-	// The agent may have died before the kernel knew to tell us.
-	if os.Getppid() == 1 {
-		sigs <- guardDeathSignal
-	}
+	return done, status, nil
+}
+
+// guardWait waits for the job to exit, for the agent's death (then stops
+// the group with its grace) or for the end of the lease (then kills it),
+// and returns the guard's exit status.
+func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guardLease, grace time.Duration) int {
 	// Quorum mode: the job dies with the lease (lease.go).
 	var expiry <-chan time.Time
 	var renew chan int64
 	var leaseTimer *time.Timer
 	if lease != nil {
 		renew = lease.renew
-		leaseTimer = time.NewTimer(time.Duration(lease.end - monoNow()))
+		leaseTimer = time.NewTimer(time.Duration(lease.end - MonoNow()))
 		defer leaseTimer.Stop()
 		expiry = leaseTimer.C
 	}
@@ -133,10 +168,10 @@ func guardMain(argv []string) int {
 		case end := <-renew:
 			if end > lease.end {
 				lease.end = end
-				leaseTimer.Reset(time.Duration(end - monoNow()))
+				leaseTimer.Reset(time.Duration(end - MonoNow()))
 			}
 		case <-expiry:
-			if now := monoNow(); now < lease.end {
+			if now := MonoNow(); now < lease.end {
 				leaseTimer.Reset(time.Duration(lease.end - now))
 				continue
 			}
@@ -146,7 +181,7 @@ func guardMain(argv []string) int {
 			syscall.Kill(-syscall.Getpgrp(), syscall.SIGKILL)
 			return 128 + int(syscall.SIGKILL)
 		case <-done:
-			return exitStatus(cmd.ProcessState)
+			return *status
 		case s := <-sigs:
 			if s != guardDeathSignal {
 				continue
@@ -155,7 +190,7 @@ func guardMain(argv []string) int {
 			syscall.Kill(-pg, syscall.SIGTERM)
 			if lease != nil {
 				// Quorum mode: never past the end of the lease.
-				grace = max(min(grace, time.Duration(lease.end-monoNow())), 0)
+				grace = max(min(grace, time.Duration(lease.end-MonoNow())), 0)
 			}
 			t := time.NewTimer(grace)
 			select {
@@ -186,44 +221,4 @@ func relay(dst *os.File, r *os.File) {
 			return
 		}
 	}
-}
-
-// exitStatus is a shell's view of how a process ended.
-func exitStatus(st *os.ProcessState) int {
-	if st == nil {
-		return -1
-	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return st.ExitCode()
-}
-
-// describeExit says how a process ended, for the log.
-func describeExit(st *os.ProcessState, err error) string {
-	if st == nil {
-		if err != nil {
-			return err.Error()
-		}
-		return "unknown"
-	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		if name := unix.SignalName(ws.Signal()); name != "" {
-			return "killed by " + name // "killed by SIGKILL", not "killed by killed"
-		}
-		return fmt.Sprintf("killed by signal %d", int(ws.Signal()))
-	}
-	return fmt.Sprintf("exit status %d", st.ExitCode())
-}
-
-// environ is os.Environ without the guard's variables, plus extra.
-func environ(extra ...string) []string {
-	var env []string
-	for _, e := range os.Environ() {
-		if strings.HasPrefix(e, guardEnv+"=") || strings.HasPrefix(e, guardGraceEnv+"=") || strings.HasPrefix(e, guardLeaseEnv+"=") || strings.HasPrefix(e, "NOTIFY_SOCKET=") {
-			continue
-		}
-		env = append(env, e)
-	}
-	return append(env, extra...)
 }

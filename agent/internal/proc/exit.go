@@ -1,0 +1,54 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// exitStatus is a shell's view of how a process ended.
+func exitStatus(st *os.ProcessState) int {
+	if st == nil {
+		return -1
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return st.ExitCode()
+}
+
+// DescribeExit says how a process ended, for the log and /status:
+// "exit status 3", "killed by SIGKILL"; err when st is nil (the process
+// did not start or could not be waited for).
+func DescribeExit(st *os.ProcessState, err error) string {
+	if st == nil {
+		if err != nil {
+			return err.Error()
+		}
+		return "unknown"
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		if name := unix.SignalName(ws.Signal()); name != "" {
+			return "killed by " + name // "killed by SIGKILL", not "killed by killed"
+		}
+		return fmt.Sprintf("killed by signal %d", int(ws.Signal()))
+	}
+	return fmt.Sprintf("exit status %d", st.ExitCode())
+}
+
+// Environ is this process's environment without the guard's variables
+// and systemd's NOTIFY_SOCKET, plus extra: the environment of a job, a
+// hook or a check.
+func Environ(extra ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if strings.HasPrefix(e, guardEnv+"=") || strings.HasPrefix(e, guardGraceEnv+"=") || strings.HasPrefix(e, guardLeaseEnv+"=") || strings.HasPrefix(e, "NOTIFY_SOCKET=") {
+			continue
+		}
+		env = append(env, e)
+	}
+	return append(env, extra...)
+}

@@ -1,0 +1,71 @@
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startAgent starts this test binary as an agent that runs script with
+// grace, and returns it.
+func startAgent(t *testing.T, grace time.Duration, script string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--", script}, args...)...)
+	cmd.Env = append(os.Environ(), asAgentEnv+"="+grace.String())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd
+}
+
+// TestGuardStopsJobWhenAgentDies: when the agent is SIGKILLed, its
+// guard stops the job as the agent would have: SIGTERM to the group (the
+// job's trap runs), then SIGKILL after the grace to whatever is left,
+// the job's child included.
+func TestGuardStopsJobWhenAgentDies(t *testing.T) {
+	stamps := filepath.Join(t.TempDir(), "stamps")
+	script := writeScript(t, `trap 'echo "stop $$" >> "$1"; exit 0' TERM
+sleep 1000 &
+echo "child $!" >> "$1"
+echo "up $$" >> "$1"
+while :; do sleep 0.05; done
+`)
+	agent := startAgent(t, 5*time.Second, script, stamps)
+	job, child := pidIn(t, stamps, "up"), pidIn(t, stamps, "child")
+	agent.Process.Kill()
+	agent.Wait()
+	pidIn(t, stamps, "stop")
+	// The child ignores nothing but was not asked: the guard's SIGKILL of
+	// the group ends it once the job has exited, well within the grace.
+	waitFor(t, "the job and its child gone", 3*time.Second, func() (bool, string) {
+		return !alive(job) && !alive(child), ""
+	})
+}
+
+// TestGuardGraceWhenAgentDies: a job that ignores SIGTERM is killed,
+// with its group, when the grace ends after the agent's death, and not
+// before.
+func TestGuardGraceWhenAgentDies(t *testing.T) {
+	stamps := filepath.Join(t.TempDir(), "stamps")
+	const grace = 500 * time.Millisecond
+	agent := startAgent(t, grace, writeScript(t, stubbornJob+"\n"), stamps)
+	child := pidIn(t, stamps, "child")
+	// The job's trap is set once it wrote its child's pid.
+	t0 := time.Now()
+	agent.Process.Kill()
+	agent.Wait()
+	waitFor(t, "the job's child killed", grace+5*time.Second, func() (bool, string) { return !alive(child), "" })
+	if took := time.Since(t0); took < grace || took > grace+2*time.Second {
+		t.Errorf("the group was killed %v after the agent died, want the grace %v and a little", took, grace)
+	}
+	if b, _ := os.ReadFile(stamps); strings.Count(string(b), "child ") != 1 {
+		t.Errorf("the job ran more than once: %q", b)
+	}
+}

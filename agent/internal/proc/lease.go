@@ -1,0 +1,115 @@
+package proc
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The lease pipe between the supervisor and the job's guard (quorum
+// mode). The agent gives the supervisor the end of the leader's lease on
+// CLOCK_MONOTONIC (SetLease) when it leads and each time a majority
+// renews it; the supervisor hands it to the guard when it starts the job
+// (guardLeaseEnv) and after (8 bytes big-endian on guardLeaseFD), and the
+// guard SIGKILLs the job's process group when that time comes, whatever
+// the agent is doing: an agent that is paused (SIGSTOP, a frozen VM)
+// neither steps down nor stops its job, while the job would run on
+// beside the next leader's. A guard that hears nothing more keeps the
+// last end it was given. What the lease is, and when it moves, is the
+// agent's (agent/lease.go).
+//
+// CLOCK_MONOTONIC, not Go's time: two processes must read one clock, and
+// it is the one a time namespace gives both.
+
+// guardLeaseEnv carries the end of the lease, CLOCK_MONOTONIC nanoseconds,
+// when the guard starts; renewals follow on guardLeaseFD, 8 bytes each,
+// big-endian.
+const (
+	guardLeaseEnv = "LANLEADER_JOB_GUARD_LEASE"
+	guardLeaseFD  = 3
+)
+
+// MonoNow is CLOCK_MONOTONIC in nanoseconds: the clock of the lease.
+func MonoNow() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic("clock_gettime(CLOCK_MONOTONIC): " + err.Error())
+	}
+	return ts.Nano()
+}
+
+// SetLease records that the lease of generation gen ends at end
+// (MonoNow's clock) and tells the running guard, if it runs that
+// generation. In quorum mode (Config.Quorum) a job of a generation is
+// started only while that generation's lease has not ended. It never
+// blocks: a guard that does not read (stopped with the agent's whole
+// group) keeps its earlier, safe, end. Any goroutine may call it.
+func (s *Supervisor) SetLease(end int64, gen uint64) {
+	s.mu.Lock()
+	s.lease, s.leaseGen = end, gen
+	p := s.cur
+	s.mu.Unlock()
+	if p != nil && p.gen == gen && p.leaseW != nil {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], uint64(end))
+		p.leaseW.SetWriteDeadline(time.Now().Add(time.Millisecond))
+		if _, err := p.leaseW.Write(b[:]); err != nil {
+			s.log.Debug("cannot renew the lease in the job's guard; it keeps the earlier end", "err", err)
+		} else {
+			p.lease.Store(end)
+		}
+	}
+	s.poke()
+}
+
+// leaseFor is the end of the lease for generation gen: 0 when that
+// generation has none yet; math.MaxInt64 in textbook mode, which needs
+// no lease.
+func (s *Supervisor) leaseFor(gen uint64) int64 {
+	if !s.cfg.Quorum {
+		return math.MaxInt64
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leaseGen != gen {
+		return 0
+	}
+	return s.lease
+}
+
+// guardLease is the guard's side: the end of the lease and its renewals.
+type guardLease struct {
+	end   int64
+	renew chan int64
+}
+
+// openGuardLease reads the lease the agent gave, if any (nil otherwise).
+func openGuardLease() (*guardLease, error) {
+	v := os.Getenv(guardLeaseEnv)
+	os.Unsetenv(guardLeaseEnv)
+	if v == "" {
+		return nil, nil
+	}
+	end, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	g := &guardLease{end: end, renew: make(chan int64, 16)}
+	f := os.NewFile(guardLeaseFD, "lease")
+	go func() {
+		defer f.Close()
+		var b [8]byte
+		for {
+			if _, err := io.ReadFull(f, b[:]); err != nil {
+				return // the agent is gone: the last end stands
+			}
+			g.renew <- int64(binary.BigEndian.Uint64(b[:]))
+		}
+	}()
+	return g, nil
+}

@@ -1,0 +1,104 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// start starts the guard, which starts the job, in a new process group.
+func (s *Supervisor) start(w Want) (*jobProc, error) {
+	if !guardInstalled.Load() {
+		return nil, errNoGuard
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find this program to guard the job: %w", err)
+	}
+	n := 2 // stdout, stderr
+	if s.cfg.Quorum {
+		n++ // the lease
+	}
+	ps, err := openPipes(n)
+	if err != nil {
+		return nil, err
+	}
+	cmd := s.guardCommand(self, w)
+	cmd.Stdout, cmd.Stderr = ps[0].w, ps[1].w
+	childEnds, ours := []*os.File{ps[0].w, ps[1].w}, []*os.File{ps[0].r, ps[1].r}
+	var leaseW *os.File
+	var lease int64
+	if s.cfg.Quorum {
+		cmd.ExtraFiles = []*os.File{ps[2].r} // guardLeaseFD
+		lease = s.leaseFor(w.Gen)
+		cmd.Env = append(cmd.Env, guardLeaseEnv+"="+strconv.FormatInt(lease, 10))
+		leaseW = ps[2].w
+		childEnds, ours = append(childEnds, ps[2].r), append(ours, leaseW)
+	}
+	err = cmd.Start()
+	closeAll(childEnds)
+	if err != nil {
+		closeAll(ours)
+		return nil, err
+	}
+	p := &jobProc{cmd: cmd, pgid: cmd.Process.Pid, term: w.Term, gen: w.Gen, started: time.Now(), exited: make(chan struct{}),
+		readers: []*os.File{ps[0].r, ps[1].r}, leaseW: leaseW}
+	p.lease.Store(lease)
+	s.mu.Lock()
+	s.cur = p
+	end, gen := s.lease, s.leaseGen
+	s.mu.Unlock()
+	if s.cfg.Quorum && gen == p.gen && end > lease {
+		// A renewal made while the guard started.
+		s.SetLease(end, gen)
+	}
+	log := s.log.With("pid", cmd.Process.Pid)
+	log.Info("job started", "term", w.Term, "command", s.cfg.Argv)
+	p.output.Add(2)
+	go func() { defer p.output.Done(); logLines(log, "job", "stdout", ps[0].r) }()
+	go func() { defer p.output.Done(); logLines(log, "job", "stderr", ps[1].r) }()
+	go func() { cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+// guardCommand is the guard of the job for w: this program again, in a
+// process group of its own, told of its death.
+func (s *Supervisor) guardCommand(self string, w Want) *exec.Cmd {
+	cmd := exec.Command(self, s.cfg.Argv...)
+	cmd.Args[0] = "lanleader-job-guard"
+	cmd.Env = Environ(guardEnv+"=1", guardGraceEnv+"="+s.cfg.Grace.String(),
+		"LANLEADER_TERM="+strconv.FormatUint(w.Term, 10),
+		"LANLEADER_NODE_ID="+strconv.FormatUint(s.cfg.NodeID, 10),
+		"LANLEADER_LEADER_ID="+strconv.FormatUint(w.Leader, 10),
+		"LANLEADER_NAME="+s.cfg.Name)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: guardDeathSignal}
+	return cmd
+}
+
+type pipe struct{ r, w *os.File }
+
+// openPipes opens n pipes, or none.
+func openPipes(n int) ([]pipe, error) {
+	var ps []pipe
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range ps {
+				p.r.Close()
+				p.w.Close()
+			}
+			return nil, err
+		}
+		ps = append(ps, pipe{r, w})
+	}
+	return ps, nil
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}

@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"strconv"
+
+	"github.com/lanleader/lanleader/agent/internal/proc"
+)
+
+// The agent's side of its child processes (package proc runs them): the
+// supervisor, hooks and checks built from the config and wired to the
+// event loop. When the job runs and what the hooks and checks mean is
+// decided in lead.go and lease.go.
+
+// JobStatus is the job's part of /status.
+type JobStatus = proc.JobStatus
+
+// CheckStatus is one check's part of /status.
+type CheckStatus = proc.CheckStatus
+
+// timeFormat is RFC 3339 with milliseconds, as in /status.
+const timeFormat = proc.TimeFormat
+
+// Guard is the entry of the job's guard: the agent runs a job through its
+// own executable, started again as the guard of the job's process group.
+// A program that runs agents with a job must call Guard first thing in
+// main, and a test binary whose tests do, first thing in TestMain: in a
+// process started as a guard it runs the job and exits; elsewhere it
+// returns at once. Without it the agent does not start the job (its
+// /status says why) rather than run the program's main again.
+func Guard() { proc.Guard() }
+
+// newSupervisor is the supervisor of the configured job, reporting to
+// the event loop.
+func newSupervisor(a *Agent) *proc.Supervisor {
+	cfg := &a.cfg
+	return proc.New(proc.Config{
+		Argv: cfg.Job, Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow,
+		Quorum: cfg.Quorum > 0, NodeID: cfg.NodeID, Name: cfg.Name,
+		Log: a.log, Running: a.met.JobRunning, Restarts: a.met.JobRestarts,
+		// After the loop ended, a.call does nothing.
+		Report: func(ev proc.Event) { a.call(func() { a.onJobEvent(ev) }) },
+		// The loop republishes /status.
+		Changed: func() {
+			select {
+			case a.jobDirty <- struct{}{}:
+			default:
+			}
+		},
+	})
+}
+
+// newHookRunner runs the hooks, counted in lanleader_hook_runs_total.
+func newHookRunner(a *Agent) *proc.HookRunner {
+	return proc.NewHookRunner(a.cfg.HookTimeout, a.log, func(hook, outcome string) {
+		a.met.HookRuns.WithLabelValues(hook, outcome).Inc()
+	})
+}
+
+// hookEnv is the environment of a hook or a check.
+func hookEnv(cfg *Config, state string, term, leader uint64) []string {
+	return proc.Environ("LANLEADER_STATE="+state,
+		"LANLEADER_TERM="+strconv.FormatUint(term, 10),
+		"LANLEADER_NODE_ID="+strconv.FormatUint(cfg.NodeID, 10),
+		"LANLEADER_LEADER_ID="+strconv.FormatUint(leader, 10),
+		"LANLEADER_NAME="+cfg.Name)
+}
