@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// How an agent ends: gracefully (Stop: the job first, then RESIGN, then
+// the leave), as a crash (Crash), or because it cannot go on (fail).
+
+// Stop ends the agent gracefully: a leader sends RESIGN, the node leaves
+// memberlist (so that the others need not detect its death), and every
+// socket and goroutine is closed. It returns when all is closed or ctx
+// ends. Before a successful Start it does nothing.
+func (a *Agent) Stop(ctx context.Context) error {
+	if !a.running.Load() {
+		return nil
+	}
+	var err error
+	a.stopOnce.Do(func() {
+		a.notify.send("STOPPING=1")
+		// The job stops first, before RESIGN: the next leader starts its
+		// job at once, and must not find ours still running.
+		if a.sup != nil {
+			a.call(func() {
+				a.loop.haltJob = true
+				a.updateJob()
+			})
+			a.sup.Stop()
+			select {
+			case <-a.sup.Done():
+			case <-ctx.Done():
+				a.log.Error("the job did not stop in time: SIGKILL", "err", ctx.Err())
+				a.sup.Kill()
+			}
+		}
+		a.call(func() {
+			if a.machine.Status().State == election.StateLeader {
+				a.step(a.now(), election.Event{Kind: election.EvResign})
+			}
+			a.loop.leaving = true
+			// Tell the others this is a leave, not a failure.
+			a.setMeta()
+			a.log.Info("leaving")
+		})
+		timeout := DefaultLeaveTimeout
+		if d, ok := ctx.Deadline(); ok {
+			timeout = min(timeout, time.Until(d))
+		}
+		if a.ml.NumMembers() > 1 {
+			// Not beside a push of metaPusher: UpdateNode is not safe
+			// to call twice at once.
+			a.metaPush.mu.Lock()
+			a.ml.UpdateNode(timeout / 4)
+			a.metaPush.mu.Unlock()
+		}
+		if lerr := a.ml.Leave(timeout); lerr != nil {
+			err = fmt.Errorf("leave: %w", lerr)
+		}
+		a.shutdown(ctx)
+	})
+	return err
+}
+
+// KillJob kills the job's process group at once (SIGKILL): for an exit
+// that cannot wait for a graceful stop.
+func (a *Agent) KillJob() {
+	if a.sup != nil {
+		a.sup.Kill()
+	}
+}
+
+// Crash ends the agent as a crash would: no RESIGN, no leave; its sockets
+// simply close. For tests and the demo. Before a successful Start it does
+// nothing.
+func (a *Agent) Crash() {
+	if !a.running.Load() {
+		return
+	}
+	a.stopOnce.Do(func() {
+		// A crashed agent's job dies with it (its guard's parent-death
+		// signal); in one process, kill it.
+		a.KillJob()
+		a.shutdown(context.Background())
+	})
+}
+
+// Failed is closed when the agent cannot go on (its election socket
+// fails); Err says why. The caller should Stop it.
+func (a *Agent) Failed() <-chan struct{} { return a.failure.ch }
+
+// Err is why the agent failed, nil before it did.
+func (a *Agent) Err() error {
+	select {
+	case <-a.failure.ch:
+		return a.failure.err
+	default:
+		return nil
+	}
+}
+
+func (a *Agent) fail(err error) {
+	a.failure.once.Do(func() {
+		a.failure.err = err
+		close(a.failure.ch)
+	})
+}
+
+// failure is why the agent cannot go on: ch is closed once err is set.
+type failure struct {
+	ch   chan struct{}
+	once sync.Once
+	err  error
+}
+
+func (a *Agent) shutdown(ctx context.Context) {
+	if a.checks != nil {
+		a.checks.Stop()
+	}
+	if a.sup != nil {
+		a.sup.Stop()
+	}
+	close(a.quit)
+	<-a.loopDone
+	if a.sup != nil {
+		<-a.sup.Done()
+	}
+	if a.hooks != nil {
+		// The hooks queued by the last changes (a leader's on_follower)
+		// still run, each within its timeout.
+		a.hooks.Stop()
+		t := time.NewTimer(a.cfg.HookTimeout + time.Second)
+		select {
+		case <-a.hooks.Done():
+		case <-t.C:
+			a.log.Warn("hooks still queued at exit are not run")
+		}
+		t.Stop()
+	}
+	a.closeAll()
+	if a.http != nil {
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		a.http.Shutdown(sctx)
+		cancel()
+	}
+	a.readers.Wait()
+	if a.joiner != nil {
+		// A join under way may wait for a TCP timeout; ctx bounds it.
+		select {
+		case <-a.joiner.done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// closeAll closes whatever Start opened (some may be nil after a failed
+// Start).
+func (a *Agent) closeAll() {
+	if a.joiner != nil {
+		select {
+		case <-a.joiner.stop:
+		default:
+			close(a.joiner.stop)
+		}
+	}
+	if a.ml != nil {
+		a.ml.Shutdown()
+	}
+	if a.tr != nil {
+		a.tr.close()
+	}
+	if a.httpLn != nil && a.http == nil {
+		a.httpLn.Close()
+	}
+}
