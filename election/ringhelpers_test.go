@@ -90,7 +90,7 @@ func actLines(acts []Action) []string {
 	for i, a := range acts {
 		out[i] = a.String()
 		if a.Kind == ActSend {
-			out[i] += msgBody(&a.Msg)
+			out[i] += string(a.Msg.AppendBody(nil, ""))
 		}
 	}
 	return out
