@@ -154,9 +154,8 @@ func (c *core) init(cfg Config, e elector) error {
 		members:  make(map[NodeID]Key),
 		excluded: make(map[NodeID]exclusion),
 	}
-	if cfg.Quorum > 0 {
-		c.maxSeen, c.q.votedTerm = cfg.InitialTerm, cfg.InitialTerm
-	}
+	c.q.init(&cfg)
+	c.maxSeen = c.q.lastVote()
 	return nil
 }
 
@@ -169,18 +168,7 @@ func (c *core) Status() Status {
 	if c.leader != 0 {
 		st.LeaderKey = c.termLeaderKey
 	}
-	if c.quorumOn() {
-		st.VotedTerm = c.q.votedTerm
-		switch {
-		case c.state == StateLeader && c.q.confirmed:
-			st.Term, st.LeaseUntil = c.q.leaseTerm, c.q.leaseEnd
-		case c.state == StateLeader:
-			// A claim no majority has acknowledged yet.
-			st.State, st.Leader, st.LeaderKey = StateCandidate, 0, Key{}
-		case c.leader != 0 && c.visibleLeader(c.leader, c.term) == 0:
-			st.Leader, st.LeaderKey = 0, Key{}
-		}
-	}
+	c.leaseStatus(&st)
 	return st
 }
 
@@ -201,9 +189,7 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 	if now > c.now {
 		c.now = now
 	}
-	if c.quorumOn() {
-		c.checkLease()
-	}
+	c.checkLease()
 	switch ev.Kind {
 	case EvStart:
 		if !c.startedOnce {
@@ -244,9 +230,7 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 func (c *core) start() {
 	c.started = c.now
 	c.settleUntil = c.now + c.cfg.StartupWait
-	if c.quorumOn() {
-		c.q.bootGuard = c.now + c.guardWait()
-	}
+	c.q.startGuard(c.now)
 	c.setState(StateStarting)
 	c.setTimer(TimerStartup, c.now+c.cfg.StartupWait)
 	if c.cfg.Preempt && c.cfg.PreemptDelay > 0 {
@@ -264,11 +248,7 @@ func (c *core) onTimer(t TimerKind) {
 		c.e.onTimer(t)
 	case TimerHeartbeat:
 		if c.state == StateLeader {
-			if c.quorumOn() {
-				c.heartbeat()
-			} else {
-				c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
-			}
+			c.heartbeat()
 			c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
 		}
 	case TimerSuspect:
@@ -342,22 +322,15 @@ func (c *core) onMessage(m *wire.Message) {
 	switch m.Type {
 	case wire.TypeCoordinator, wire.TypeHeartbeat:
 		// Quorum mode counts the claims of the leadership followed (a
-		// HEARTBEAT shows it holds a lease, before it is followed).
-		counted := c.quorumOn() && c.accepts(k, m.Term)
-		if counted {
-			c.countClaim(m)
-		}
+		// HEARTBEAT shows it holds a lease, before it is followed), and
+		// acknowledges them.
+		counted := c.accepts(k, m.Term) && c.q.countClaim(m)
 		c.onClaim(k, m.Term)
-		if c.quorumOn() && c.leader == k.ID && c.term == m.Term {
-			if !counted {
-				c.countClaim(m)
-			}
-			c.afterClaim(k, m.Term)
+		if c.leader == k.ID && c.term == m.Term {
+			c.ackClaim(k, m, counted)
 		}
 	case wire.TypeHeartbeatAck:
-		if c.quorumOn() {
-			c.onAck(m)
-		}
+		c.onAck(m)
 	case wire.TypeResign:
 		c.onResign(k, m.Term)
 	case wire.TypeProbe:
@@ -408,7 +381,7 @@ func (c *core) onClaim(from Key, term uint64) {
 		return
 	}
 	if !c.accepts(from, term) {
-		if c.state == StateLeader && c.quorumOn() && !c.q.confirmed && term == c.term && !c.cfg.Textbook {
+		if c.state == StateLeader && c.q.awaitingMajority() && term == c.term && !c.cfg.Textbook {
 			// A split vote: a smaller claimant of our own term holds votes
 			// that our claim needs, and its voters vote no more in this
 			// term. Claim again under a fresh term at once rather than at
@@ -457,14 +430,7 @@ func (c *core) onResign(from Key, term uint64) {
 	if _, ok := c.members[from.ID]; ok || from.ID == c.leader {
 		c.exclude(from.ID, exclusion{until: c.now + c.cfg.ResignHoldoff - c.cfg.AnswerTimeout, resigned: true})
 	}
-	if c.quorumOn() {
-		// Quorum mode: a leader resigns only once it has stopped leading
-		// (and its driver has stopped the job), so the promise made to it
-		// for this term is over: the guard need not run its course.
-		if q := &c.q; q.guardLeader == from.ID && q.votedFor == from.ID && q.votedTerm == term && c.now < q.guardUntil {
-			q.guardUntil = c.now
-		}
-	}
+	c.q.release(from.ID, term, c.now)
 	if from.ID == c.leader && term >= c.term {
 		c.suspectLeader()
 	}
@@ -522,11 +488,7 @@ func (c *core) onSetPriority(p uint16) {
 		c.termLeaderKey = c.self
 		// Tell everyone now rather than at the next heartbeat, so that a
 		// larger node can take over at once.
-		if c.quorumOn() {
-			c.claim()
-		} else {
-			c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
-		}
+		c.tellAll()
 		return
 	}
 	c.maybePreempt()
@@ -569,22 +531,21 @@ func (c *core) startElection() {
 	if c.holding() || c.conflict {
 		return
 	}
-	if c.quorumOn() && c.state != StateCandidate && c.now < c.q.guardUntil {
-		// Quorum mode: the lease of the leader this node last
-		// acknowledged may still run; elect once it surely has not, and
-		// support it no more meanwhile.
-		c.cancelTimer(TimerStartup)
-		c.q.pending = true
-		c.setTimer(TimerLease, c.q.guardUntil)
-		return
+	if c.state != StateCandidate {
+		if until, wait := c.q.putOff(c.now); wait {
+			// Quorum mode: the lease of the leader this node last
+			// acknowledged may still run; elect once it surely has not,
+			// and support it no more meanwhile.
+			c.cancelTimer(TimerStartup)
+			c.setTimer(TimerLease, until)
+			return
+		}
 	}
-	c.q.pending = false
+	c.q.dropPutOff()
 	c.cancelTimer(TimerStartup)
-	if c.quorumOn() {
-		c.prevote()
-		return
-	}
-	c.e.elect()
+	// Quorum mode asks for pre-votes first; otherwise the election
+	// starts at once.
+	c.prevote()
 }
 
 // becomeLeader: this node leads under a fresh term, one more than any
@@ -608,17 +569,8 @@ func (c *core) lead(term uint64, announce bool) {
 	c.stopPrevote()
 	c.det.Reset()
 	c.setState(StateLeader)
-	if c.quorumOn() {
-		// Quorum mode: a claim, which leads once a majority acknowledges
-		// it (quorum.go); always announced to all, for their votes.
-		c.quorumClaim(wasLeader)
-		c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
-		return
-	}
-	if announce {
-		c.broadcast(wire.TypeCoordinator, ScopeAll, len(c.members))
-	}
-	c.emit(Action{Kind: ActBecomeLeader, Term: c.term})
+	// In quorum mode a claim, which leads once a majority acknowledges it.
+	c.proclaim(wasLeader, announce)
 	c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
 }
 
@@ -632,14 +584,12 @@ func (c *core) follow(k Key, term uint64) {
 		// Another leader (or the old one back after a suspicion): an
 		// election put off for the guard, or waiting for its pre-votes, is
 		// no longer wanted.
-		c.q.pending = false
+		c.q.dropPutOff()
 		c.stopPrevote()
 	}
 	if c.state == StateLeader {
 		c.cancelTimer(TimerHeartbeat)
-		if c.quorumOn() {
-			c.cancelTimer(TimerLease)
-		}
+		c.cancelTimer(TimerLease) // armed in quorum mode only
 	}
 	c.term = term
 	c.termLeader, c.termLeaderKey = k.ID, k
@@ -752,7 +702,7 @@ func (c *core) setState(s State) {
 	}
 	c.state = s
 	if s != StateLeader {
-		c.q.confirmed = false
+		c.q.notLeading()
 	}
 	if s != StateCandidate {
 		c.e.left()

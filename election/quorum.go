@@ -86,8 +86,13 @@ func MinLeaseMargin(d time.Duration) time.Duration {
 // give a lease that has already run out).
 const sentWindow = 64
 
-// quorum is the core's quorum-mode state.
+// quorum is the core's quorum-mode state, and its decisions. With quorum
+// mode off (size 0) its methods answer as the textbook would: no guard,
+// no claim to count, no lease to hold.
 type quorum struct {
+	size     int           // Config.Quorum: the expected cluster size; 0: quorum mode is off
+	guardFor time.Duration // Lease + LeaseMargin: how long an acknowledgement binds its sender
+
 	// Follower side.
 	votedTerm   uint64 // the last term this node voted in (acknowledged, or claimed itself)
 	votedFor    NodeID
@@ -118,13 +123,71 @@ type quorum struct {
 	ids       []NodeID
 }
 
-func (c *core) quorumOn() bool { return c.cfg.Quorum > 0 }
+// init sets quorum mode up for cfg. A node in quorum mode restarts with
+// the term it last voted in (Config.InitialTerm): it votes in no earlier
+// term, nor again in that one.
+func (q *quorum) init(cfg *Config) {
+	q.size, q.guardFor = cfg.Quorum, cfg.Lease+cfg.LeaseMargin
+	if q.on() {
+		q.votedTerm = cfg.InitialTerm
+	}
+}
+
+// on reports whether quorum mode is on.
+func (q *quorum) on() bool { return q.size > 0 }
+
+// lastVote is the last term this node voted in: a claim of its own must
+// be later (0 with quorum mode off).
+func (q *quorum) lastVote() uint64 { return q.votedTerm }
+
+// startGuard: a node that has just started at now keeps a guard for as
+// long as an acknowledgement binds, since it may have promised support
+// before a crash.
+func (q *quorum) startGuard(now time.Duration) {
+	if q.on() {
+		q.bootGuard = now + q.guardFor
+	}
+}
+
+// putOff reports whether an election must wait for the guard to end (the
+// lease of the leader this node last acknowledged may still run), and
+// until when. Until it runs, the node supports nobody.
+func (q *quorum) putOff(now time.Duration) (until time.Duration, wait bool) {
+	if !q.on() || now >= q.guardUntil {
+		return 0, false
+	}
+	q.pending = true
+	return q.guardUntil, true
+}
+
+// dropPutOff: the election put off is no longer waited for (it runs, or a
+// leader is followed).
+func (q *quorum) dropPutOff() { q.pending = false }
+
+// release: leader resigned its leadership of term. In quorum mode a leader
+// resigns only once it has stopped leading (and its driver has stopped
+// the job), so the promise made to it for that term is over: the guard
+// need not run its course.
+func (q *quorum) release(leader NodeID, term uint64, now time.Duration) {
+	if q.on() && q.guardLeader == leader && q.votedFor == leader && q.votedTerm == term && now < q.guardUntil {
+		q.guardUntil = now
+	}
+}
+
+// awaitingMajority reports whether this node's claim to lead still waits
+// for a majority's acknowledgements (never with quorum mode off, where a
+// claim leads at once).
+func (q *quorum) awaitingMajority() bool { return q.on() && !q.confirmed }
+
+// notLeading: the node left the leader state; a lease it held is no
+// longer its.
+func (q *quorum) notLeading() { q.confirmed = false }
 
 // majority is the number of nodes, this one included, that a leader needs.
 func (c *core) majority() int { return c.cfg.Quorum/2 + 1 }
 
 // guardWait is how long an acknowledgement binds its sender.
-func (c *core) guardWait() time.Duration { return c.cfg.Lease + c.cfg.LeaseMargin }
+func (c *core) guardWait() time.Duration { return c.q.guardFor }
 
 // guarded reports whether this node must not support a leader other than
 // id now (id 0: anyone but the one it acknowledged).
@@ -133,10 +196,30 @@ func (c *core) guarded(id NodeID) bool {
 	return c.now < q.bootGuard || c.now < q.guardUntil && q.guardLeader != id
 }
 
+// leaseStatus adds quorum mode's view to st: the term voted in, the
+// lease a leader holds; a claim that no majority has acknowledged yet
+// shows as a candidate, and a leader that holds no lease is not
+// reported by its followers.
+func (c *core) leaseStatus(st *Status) {
+	if !c.q.on() {
+		return
+	}
+	st.VotedTerm = c.q.votedTerm
+	switch {
+	case c.state == StateLeader && c.q.confirmed:
+		st.Term, st.LeaseUntil = c.q.leaseTerm, c.q.leaseEnd
+	case c.state == StateLeader:
+		// A claim no majority has acknowledged yet.
+		st.State, st.Leader, st.LeaderKey = StateCandidate, 0, Key{}
+	case c.leader != 0 && c.visibleLeader(c.leader, c.term) == 0:
+		st.Leader, st.LeaderKey = 0, Key{}
+	}
+}
+
 // checkLease is run first in every Step: a leader whose lease has run out
 // (a pause, overdue timers) steps down before it handles anything.
 func (c *core) checkLease() {
-	if c.state == StateLeader && c.q.confirmed && c.now >= c.stepDownAt() && !c.cfg.UnsafeSkipWakeCheck {
+	if c.q.on() && c.state == StateLeader && c.q.confirmed && c.now >= c.stepDownAt() && !c.cfg.UnsafeSkipWakeCheck {
 		c.loseLease()
 	}
 }
@@ -160,10 +243,21 @@ func (c *core) loseLease() {
 	c.startElection()
 }
 
-// quorumClaim starts a claim of term (lead has set the term and the
-// state). A leader that re-asserts under a fresh term keeps its lease
-// while the new term gathers its acknowledgements.
-func (c *core) quorumClaim(wasLeader bool) {
+// proclaim tells everyone that this node leads with the term lead has
+// just set. Outside quorum mode it leads at once: with announce, one
+// COORDINATOR to all (otherwise the election announces the result its
+// own way: the ring family, around the ring). In quorum mode it is a
+// claim, always announced to all for their votes, which leads once a
+// majority acknowledges it; a leader that re-asserts under a fresh term
+// keeps its lease while the new term gathers its acknowledgements.
+func (c *core) proclaim(wasLeader, announce bool) {
+	if !c.q.on() {
+		if announce {
+			c.broadcast(wire.TypeCoordinator, ScopeAll, len(c.members))
+		}
+		c.emit(Action{Kind: ActBecomeLeader, Term: c.term})
+		return
+	}
 	q := &c.q
 	if !wasLeader || !q.confirmed {
 		q.confirmed = false
@@ -180,6 +274,16 @@ func (c *core) quorumClaim(wasLeader bool) {
 	clear(q.acked)
 	c.claim()
 	c.renew()
+}
+
+// tellAll tells every member now, rather than at the next heartbeat,
+// that this node leads: a HEARTBEAT, or in quorum mode a numbered claim.
+func (c *core) tellAll() {
+	if !c.q.on() {
+		c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
+		return
+	}
+	c.claim()
 }
 
 // claim broadcasts one numbered claim: HEARTBEAT from a leader that holds
@@ -229,7 +333,7 @@ func (c *core) allAcked() bool {
 // has not acknowledged it, in the order of their ids.
 func (c *core) onResendTimer() {
 	q := &c.q
-	if !c.quorumOn() || c.state != StateLeader || q.nSent == 0 || q.resends >= resendRounds {
+	if !q.on() || c.state != StateLeader || q.nSent == 0 || q.resends >= resendRounds {
 		return
 	}
 	q.resends++
@@ -256,7 +360,7 @@ func (c *core) onResendTimer() {
 // textbook mode; in quorum mode a numbered claim to all (a unicast would
 // be counted by its receiver as a claim the others did not get).
 func (c *core) tellLeader(to NodeID) {
-	if c.quorumOn() {
+	if c.q.on() {
 		if q := &c.q; q.nSent == 0 || q.sent[(q.nSent-1)%sentWindow] != c.now {
 			c.claim()
 		}
@@ -267,9 +371,11 @@ func (c *core) tellLeader(to NodeID) {
 
 // countClaim counts a COORDINATOR or HEARTBEAT from its leader: distinct
 // packets by sequence number, per leadership and incarnation of the
-// sender.
-func (c *core) countClaim(m *wire.Message) {
-	q := &c.q
+// sender. It reports whether it counted: only quorum mode counts.
+func (q *quorum) countClaim(m *wire.Message) bool {
+	if !q.on() {
+		return false
+	}
 	if q.cntLeader != m.From || q.cntTerm != m.Term || q.cntInc != m.Incarnation {
 		q.cntLeader, q.cntTerm, q.cntInc = m.From, m.Term, m.Incarnation
 		q.cnt, q.cntHB = 0, false
@@ -278,12 +384,13 @@ func (c *core) countClaim(m *wire.Message) {
 	if m.Type == wire.TypeHeartbeat {
 		q.cntHB = true
 	}
+	return true
 }
 
 // visibleLeader is the leader a follower reports: in quorum mode only one
 // that holds a lease (it has sent a HEARTBEAT of its term).
 func (c *core) visibleLeader(id NodeID, term uint64) NodeID {
-	if !c.quorumOn() || id == c.self.ID {
+	if !c.q.on() || id == c.self.ID {
 		return id
 	}
 	q := &c.q
@@ -293,11 +400,20 @@ func (c *core) visibleLeader(id NodeID, term uint64) NodeID {
 	return 0
 }
 
-// afterClaim runs after a COORDINATOR or HEARTBEAT from leader k: a
-// follower of it acknowledges it (and so votes and promises), unless a
-// promise to another leader stands, it voted for another in this term,
-// or it is about to take over from it.
-func (c *core) afterClaim(k Key, term uint64) {
+// ackClaim runs after claim m of leader k (COORDINATOR or HEARTBEAT)
+// left this node following k in m's term; counted: countClaim counted m
+// before the claim was judged. In quorum mode a follower acknowledges the
+// claim (and so votes and promises), unless a promise to another leader
+// stands, it voted for another in this term, or it is about to take over
+// from it. Outside quorum mode nothing is acknowledged.
+func (c *core) ackClaim(k Key, m *wire.Message, counted bool) {
+	if !c.q.on() {
+		return
+	}
+	if !counted {
+		c.q.countClaim(m)
+	}
+	term := m.Term
 	if c.state != StateFollower || c.leader != k.ID || c.term != term {
 		return
 	}
@@ -310,17 +426,18 @@ func (c *core) afterClaim(k Key, term uint64) {
 	}
 	q.votedTerm, q.votedFor = term, k.ID
 	q.guardLeader, q.guardUntil = k.ID, c.now+c.guardWait()
-	m := c.header(wire.TypeHeartbeatAck)
+	ack := c.header(wire.TypeHeartbeatAck)
 	if q.cntLeader == k.ID && q.cntTerm == term {
-		m.AckSeq = q.cnt
+		ack.AckSeq = q.cnt
 	}
-	c.emit(Action{Kind: ActSend, To: k.ID, Msg: m, Count: 1})
+	c.emit(Action{Kind: ActSend, To: k.ID, Msg: ack, Count: 1})
 }
 
-// onAck: an acknowledgement of this node's claim number AckSeq.
+// onAck: an acknowledgement of this node's claim number AckSeq (quorum
+// mode).
 func (c *core) onAck(m *wire.Message) {
 	q := &c.q
-	if c.state != StateLeader || m.Term != c.term || m.AckSeq == 0 || m.AckSeq > q.nSent || q.nSent-m.AckSeq >= sentWindow {
+	if !q.on() || c.state != StateLeader || m.Term != c.term || m.AckSeq == 0 || m.AckSeq > q.nSent || q.nSent-m.AckSeq >= sentWindow {
 		return
 	}
 	s := q.sent[(m.AckSeq-1)%sentWindow]
@@ -378,9 +495,13 @@ func (c *core) renew() {
 	}
 }
 
-// heartbeat is a quorum-mode leader's heartbeat: a numbered claim, and a
-// renewal for a cluster of one or two.
+// heartbeat is a leader's heartbeat: a HEARTBEAT to all; in quorum mode
+// a numbered claim, and a renewal for a cluster of one or two.
 func (c *core) heartbeat() {
+	if !c.q.on() {
+		c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
+		return
+	}
 	c.claim()
 	c.renew()
 }
