@@ -39,8 +39,9 @@ type exclusion struct {
 // heartbeats, terms and the claims that carry them, the failure detector,
 // preemption, resign and its hold-off, node_id conflicts — is the core's,
 // shared by every algorithm. The core calls the elector at the points
-// below; the elector calls the core back (lead, follow through onClaim,
-// setState, send, timers) for everything else.
+// below, and at those of the optional interfaces that follow when the
+// elector has them; the elector calls the core back (lead, follow through
+// onClaim, setState, send, timers) for everything else.
 type elector interface {
 	// elect is step 1 of the algorithm. The core has checked that the
 	// node may elect (no hold-off, no conflict) and ended its listen
@@ -56,22 +57,27 @@ type elector interface {
 	// stop ends this node's own part in an election: it now leads,
 	// follows, or is in conflict. The election's timers are cancelled.
 	stop()
-	// left: the node's state is now something other than candidate.
-	left()
 	// overrules reports whether a candidate goes on electing when a
 	// smaller key claims term (it may not preempt that key): bully, when
 	// it answered an ELECTION of that term or a later one.
 	overrules(from Key, term uint64) bool
-	// leaderLost: the leader is suspected while an election of this node
-	// is already under way.
-	leaderLost()
-	// membersChanged: a member joined or changed its key, or this node's
-	// own key changed.
-	membersChanged()
 	// memberDown: member id is gone from the view (wasLeader: it was the
 	// leader, and the core has already suspected it).
 	memberDown(id NodeID, wasLeader bool)
 }
+
+// The optional parts of an elector, found by core.init.
+type (
+	// candidacyLeaver is told when the node's state is now something
+	// other than candidate (bully).
+	candidacyLeaver interface{ left() }
+	// leaderLoser is told when the leader is suspected while an election
+	// of this node is already under way (bully).
+	leaderLoser interface{ leaderLost() }
+	// membersWatcher is told when a member joined or changed its key, or
+	// this node's own key changed (the ring family: the ring's order).
+	membersWatcher interface{ membersChanged() }
+)
 
 // core is the state and behaviour every algorithm shares. A machine is a
 // core plus an elector (Bully, or one of the ring family); the core's
@@ -80,7 +86,12 @@ type elector interface {
 // Concurrency: not safe for concurrent use; one owner (the agent's event
 // loop, or the simulator) calls Step.
 type core struct {
-	e    elector
+	e elector
+	// The elector's optional parts; nil when it has none.
+	leaver  candidacyLeaver
+	loser   leaderLoser
+	watcher membersWatcher
+
 	cfg  Config
 	self Key
 	det  detector.Detector
@@ -154,6 +165,9 @@ func (c *core) init(cfg Config, e elector) error {
 		members:  make(map[NodeID]Key),
 		excluded: make(map[NodeID]exclusion),
 	}
+	c.leaver, _ = e.(candidacyLeaver)
+	c.loser, _ = e.(leaderLoser)
+	c.watcher, _ = e.(membersWatcher)
 	c.q.init(&cfg)
 	c.maxSeen = c.q.lastVote()
 	return nil
@@ -304,7 +318,7 @@ func (c *core) onMessage(m *wire.Message) {
 	// a node that now runs for election on the ring.)
 	if old, ok := c.members[k.ID]; ok && old != k && m.Type != wire.TypeHeartbeatAck {
 		c.members[k.ID] = k
-		c.e.membersChanged()
+		c.keysChanged()
 	}
 	// It speaks, so it is no longer suspected; a resign hold-off is a
 	// promise of silence, so it stands until it ends.
@@ -443,7 +457,7 @@ func (c *core) onMemberUp(k Key) {
 		return
 	}
 	c.members[k.ID] = k
-	c.e.membersChanged()
+	c.keysChanged()
 	// Back (or never gone): await it in elections again.
 	if x, ok := c.excluded[k.ID]; ok && !x.resigned {
 		delete(c.excluded, k.ID)
@@ -483,7 +497,7 @@ func (c *core) onSetPriority(p uint16) {
 		return
 	}
 	c.self.Priority = p
-	c.e.membersChanged()
+	c.keysChanged()
 	if c.state == StateLeader {
 		c.termLeaderKey = c.self
 		// Tell everyone now rather than at the next heartbeat, so that a
@@ -631,7 +645,9 @@ func (c *core) suspectLeader() {
 	if c.state == StateCandidate {
 		// An election is already running: it goes on, without waiting for
 		// the suspect.
-		c.e.leaderLost()
+		if c.loser != nil {
+			c.loser.leaderLost()
+		}
 		return
 	}
 	c.setState(StateFollower)
@@ -704,8 +720,16 @@ func (c *core) setState(s State) {
 	if s != StateLeader {
 		c.q.notLeading()
 	}
-	if s != StateCandidate {
-		c.e.left()
+	if s != StateCandidate && c.leaver != nil {
+		c.leaver.left()
+	}
+}
+
+// keysChanged tells the elector that a member joined or changed its
+// key, or that this node's own key changed.
+func (c *core) keysChanged() {
+	if c.watcher != nil {
+		c.watcher.membersChanged()
 	}
 }
 

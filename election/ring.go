@@ -126,6 +126,7 @@ func (r *ringCore) Algorithm() string { return r.cfg.Algorithm }
 
 // --- the logical ring ---------------------------------------------------------
 
+// membersChanged: the ring is sorted again before its next use.
 func (r *ringCore) membersChanged() { r.dirty = true }
 
 // hear notes that node k is alive, from a ring message that names it: it
@@ -480,15 +481,11 @@ func (r *ringCore) stop() {
 	}
 }
 
-func (r *ringCore) left() {}
-
 // overrules: a candidate whose round is later than a smaller node's claim
 // goes on with the round, whose result will replace that claim.
 func (r *ringCore) overrules(_ Key, term uint64) bool {
 	return r.open && term < r.roundTerm
 }
-
-func (r *ringCore) leaderLost() {}
 
 // memberDown: the ring loses a node. Hops sent to it go on past it at
 // once. A round that loses its initiator or its best candidate cannot end
