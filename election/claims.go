@@ -28,11 +28,7 @@ func (c *core) onMessage(m *wire.Message) {
 	}
 	// It speaks, so it is no longer suspected; a resign hold-off is a
 	// promise of silence, so it stands until it ends.
-	if len(c.excluded) > 0 {
-		if x, ok := c.excluded[k.ID]; ok && !x.resigned {
-			delete(c.excluded, k.ID)
-		}
-	}
+	c.unsuspect(k.ID)
 	if c.state == StateLeader && m.Term > c.term && (m.Type == wire.TypeAnswer || m.Type == wire.TypeResign) {
 		// Someone has seen a later term than ours (a leader that has since
 		// died): our claims would look stale to it. Lead on under a fresh

@@ -316,6 +316,14 @@ func (c *core) exclude(id NodeID, x exclusion) {
 	c.excluded[id] = x
 }
 
+// unsuspect ends the exclusion of id, which spoke or is back, unless it
+// is a resign hold-off: a promise of silence, which stands until it ends.
+func (c *core) unsuspect(id NodeID) {
+	if x, ok := c.excluded[id]; ok && !x.resigned {
+		delete(c.excluded, id)
+	}
+}
+
 // isExcluded reports whether member id is left out of elections now.
 func (c *core) isExcluded(id NodeID) bool {
 	x, ok := c.excluded[id]

@@ -15,9 +15,7 @@ func (c *core) onMemberUp(k Key) {
 	c.members[k.ID] = k
 	c.keysChanged()
 	// Back (or never gone): await it in elections again.
-	if x, ok := c.excluded[k.ID]; ok && !x.resigned {
-		delete(c.excluded, k.ID)
-	}
+	c.unsuspect(k.ID)
 	// The key of the leadership followed follows membership; that of a
 	// past one stays as it was recognised.
 	if k.ID == c.leader {

@@ -102,14 +102,20 @@ type ringElector interface {
 	lapFactor() int
 }
 
-func (r *ringCore) init(cfg Config, alg ringElector) error {
+// newRingMachine returns alg, a machine of the ring algorithm name whose
+// ring core is r, set up for cfg; cfg.Algorithm must be name.
+func newRingMachine[M ringElector](cfg Config, name string, alg M, r *ringCore) (M, error) {
+	var none M
+	if cfg.Algorithm != name {
+		return none, errNotAlgorithm(cfg.Algorithm, name)
+	}
 	if err := r.core.init(cfg, alg); err != nil {
-		return err
+		return none, err
 	}
 	r.alg = alg
 	r.dirty = true
 	r.heard = make(map[NodeID]heardOf)
-	return nil
+	return alg, nil
 }
 
 // Algorithm returns the configured name of the ring algorithm.
@@ -128,9 +134,7 @@ func (r *ringCore) hear(k Key) {
 	if k.ID == 0 || k.ID == r.self.ID {
 		return
 	}
-	if x, ok := r.excluded[k.ID]; ok && !x.resigned {
-		delete(r.excluded, k.ID)
-	}
+	r.unsuspect(k.ID)
 	if _, ok := r.members[k.ID]; ok {
 		return
 	}

@@ -68,6 +68,23 @@ func (r *ringCore) onAck(ack *wire.Message) {
 	r.armHops()
 }
 
+// receive takes a hop of a message of the algorithm's own: its sender
+// and the nodes it names (a candidate, the entries of a list) are alive,
+// and it is acknowledged. It reports whether the algorithm handles it
+// (not in conflict: see acknowledge).
+func (r *ringCore) receive(m *wire.Message, from Key) bool {
+	r.hear(from)
+	switch m.Type {
+	case wire.TypeRingElection, wire.TypeRingCoordinator:
+		for _, e := range m.List {
+			r.hear(keyOf(e))
+		}
+	default:
+		r.hear(Key{Priority: m.CandPrio, ID: m.CandID})
+	}
+	return r.acknowledge(m)
+}
+
 // acknowledge tells the sender of a ring message that it arrived. A node
 // in conflict does not: it takes no part, and is skipped.
 func (r *ringCore) acknowledge(m *wire.Message) bool {
