@@ -94,6 +94,16 @@ func started(t *testing.T, self Key, members []Key, opts ...func(*Config)) tnode
 	return n
 }
 
+// electing3of5 is node 3 of nodes 1 to 5 (default priorities) after the
+// end of its listen period at 300ms, which started its election: ELECTION
+// went to 4 and 5, and it waits for an ANSWER until 350ms.
+func electing3of5(t *testing.T) tnode {
+	t.Helper()
+	n := started(t, key(3), keys(1, 2, 4, 5))
+	n.step(tStartup, fire(TimerStartup))
+	return n
+}
+
 // leaderOf drives self, which must be the largest key, to leadership with
 // term 1 at 300ms (the end of its listen period). Its next heartbeat is due
 // at 400ms.

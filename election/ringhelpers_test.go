@@ -3,6 +3,7 @@ package election
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lanleader/lanleader/wire"
 )
@@ -84,9 +85,26 @@ func ackOf(from NodeID, act Action) Event {
 	return Event{Kind: EvMessage, Msg: m}
 }
 
+// stepAcked feeds ev at now and, a millisecond later, the RING_ACK from
+// node by of the hop ev made this node send: the first action whose line
+// starts with sent.
+func (n tnode) stepAcked(now time.Duration, ev Event, sent string, by NodeID) {
+	n.t.Helper()
+	acts := n.step(now, ev)
+	n.step(now+ms, ackOf(by, find(n.t, acts, sent)))
+}
+
 // sentAck is the line of this node's RING_ACK of ev.
 func sentAck(ev Event, term uint64) string {
 	return "send RING_ACK to " + itoa(ev.Msg.From) + " term=" + itoa(term)
+}
+
+// expectAcked feeds ring message ev at now, and expects this node's
+// RING_ACK of it (sent with ackTerm, the term it recognises then) followed
+// by the actions want, in order.
+func (n tnode) expectAcked(now time.Duration, ev Event, ackTerm uint64, want ...string) []Action {
+	n.t.Helper()
+	return n.expect(now, ev, append([]string{sentAck(ev, ackTerm)}, want...)...)
 }
 
 // find returns the first action of acts whose line starts with prefix.
