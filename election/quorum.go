@@ -185,14 +185,24 @@ func (q *quorum) notLeading() { q.confirmed = false }
 // majority is the number of nodes, this one included, that a leader needs.
 func (c *core) majority() int { return c.cfg.Quorum/2 + 1 }
 
-// guardWait is how long an acknowledgement binds its sender.
-func (c *core) guardWait() time.Duration { return c.q.guardFor }
-
 // guarded reports whether this node must not support a leader other than
-// id now (id 0: anyone but the one it acknowledged).
-func (c *core) guarded(id NodeID) bool {
-	q := &c.q
-	return c.now < q.bootGuard || c.now < q.guardUntil && q.guardLeader != id
+// id at now (id 0: anyone but the one it acknowledged).
+func (q *quorum) guarded(id NodeID, now time.Duration) bool {
+	return now < q.bootGuard || now < q.guardUntil && q.guardLeader != id
+}
+
+// grantVote reports whether this node votes for leader in term at now,
+// and if so records the vote and the promise that comes with it (the
+// guard): it votes at most once a term, in no term before its last vote,
+// not while a promise to another leader stands, and not while an election
+// of its own waits for the guard to end.
+func (q *quorum) grantVote(leader NodeID, term uint64, now time.Duration) bool {
+	if term < q.votedTerm || term == q.votedTerm && q.votedFor != leader || q.guarded(leader, now) || q.pending {
+		return false
+	}
+	q.votedTerm, q.votedFor = term, leader
+	q.guardLeader, q.guardUntil = leader, now+q.guardFor
+	return true
 }
 
 // leaseStatus adds quorum mode's view to st: the term voted in, the
@@ -233,6 +243,15 @@ func (q *quorum) countClaim(m *wire.Message) bool {
 	return true
 }
 
+// lastClaim is the highest claim number counted from leader's
+// leadership of term (0: none counted): what an acknowledgement echoes.
+func (q *quorum) lastClaim(leader NodeID, term uint64) uint32 {
+	if q.cntLeader == leader && q.cntTerm == term {
+		return q.cnt
+	}
+	return 0
+}
+
 // visibleLeader is the leader a follower reports: in quorum mode only one
 // that holds a lease (it has sent a HEARTBEAT of its term).
 func (c *core) visibleLeader(id NodeID, term uint64) NodeID {
@@ -266,15 +285,10 @@ func (c *core) ackClaim(k Key, m *wire.Message, counted bool) {
 	if vis := c.visibleLeader(k.ID, term); c.reportedLeader != vis || c.reportedTerm != term {
 		c.emit(Action{Kind: ActFollow, Leader: vis, Term: term})
 	}
-	q := &c.q
-	if term < q.votedTerm || term == q.votedTerm && q.votedFor != k.ID || c.guarded(k.ID) || c.mayPreempt(k) || q.pending || c.st.prevoting {
+	if c.mayPreempt(k) || c.st.prevoting || !c.q.grantVote(k.ID, term, c.now) {
 		return
 	}
-	q.votedTerm, q.votedFor = term, k.ID
-	q.guardLeader, q.guardUntil = k.ID, c.now+c.guardWait()
 	ack := c.header(wire.TypeHeartbeatAck)
-	if q.cntLeader == k.ID && q.cntTerm == term {
-		ack.AckSeq = q.cnt
-	}
+	ack.AckSeq = c.q.lastClaim(k.ID, term)
 	c.emit(Action{Kind: ActSend, To: k.ID, Msg: ack, Count: 1})
 }

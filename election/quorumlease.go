@@ -189,7 +189,7 @@ func (c *core) onAck(m *wire.Message) {
 // (this node included) acknowledged.
 func (c *core) renew() {
 	q := &c.q
-	if c.state != StateLeader || c.guarded(c.self.ID) {
+	if c.state != StateLeader || c.q.guarded(c.self.ID, c.now) {
 		return
 	}
 	need := c.majority() - 1
