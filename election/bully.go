@@ -189,8 +189,6 @@ func (b *Bully) leaderLost() {
 	}
 }
 
-func (b *Bully) membersChanged() {}
-
 // elect is step 1: ELECTION to every live node with a larger key, then
 // wait T for an ANSWER. With no such node the wait is pointless and this
 // node is the coordinator at once (the textbook's best case).
@@ -222,6 +220,8 @@ func (b *Bully) stop() {
 	b.cancelTimer(TimerCoordinator)
 }
 
+// left: the node is no longer a candidate; what it answered in its
+// election is over.
 func (b *Bully) left() {
 	b.phase = phaseNone
 	b.committed = false

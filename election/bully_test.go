@@ -156,8 +156,7 @@ func TestStep1ElectionDuringListenPeriodWaitsUntilItsEnd(t *testing.T) {
 // Step 2: no ANSWER within T: the node is the coordinator. It sends
 // COORDINATOR to all, leads and starts its heartbeats.
 func TestStep2NoAnswerWithinTBecomesCoordinator(t *testing.T) {
-	n := started(t, key(3), keys(1, 2, 4, 5))
-	n.step(tStartup, fire(TimerStartup))
+	n := electing3of5(t)
 	acts := n.expect(tStartup+tAnswer, fire(TimerAnswer),
 		"broadcast COORDINATOR to all (4) term=1",
 		"become-leader term=1",
@@ -189,8 +188,7 @@ func TestStep2TermIsMaxSeenPlusOne(t *testing.T) {
 			"set-timer heartbeat at 400ms")
 	})
 	t.Run("term seen in an ANSWER", func(t *testing.T) {
-		n := started(t, key(3), keys(1, 2, 4, 5))
-		n.step(300*ms, fire(TimerStartup))
+		n := electing3of5(t)
 		n.expect(320*ms, answer(4, 9), "cancel-timer answer", "set-timer coordinator at 520ms")
 		n.expect(520*ms, fire(TimerCoordinator), "broadcast ELECTION to larger (2) term=0", "set-timer answer at 570ms")
 		n.expect(570*ms, fire(TimerAnswer),
@@ -218,8 +216,7 @@ func TestStep2TermIsMaxSeenPlusOne(t *testing.T) {
 // stops waiting for ANSWERs and waits CoordinatorTimeout for COORDINATOR.
 // Further ANSWERs change nothing.
 func TestStep3AnswerWaitsForCoordinator(t *testing.T) {
-	n := started(t, key(3), keys(1, 2, 4, 5))
-	n.step(300*ms, fire(TimerStartup))
+	n := electing3of5(t)
 	n.expect(320*ms, answer(4, 0), "cancel-timer answer", "set-timer coordinator at 520ms")
 	n.is(StateCandidate, 0, noLeader)
 	n.expect(330*ms, answer(5, 0))
@@ -230,8 +227,7 @@ func TestStep3AnswerWaitsForCoordinator(t *testing.T) {
 // Step 3 (seed 002): "if it does not get COORDINATOR, Si starts a new
 // election".
 func TestStep3NoCoordinatorStartsNewElection(t *testing.T) {
-	n := started(t, key(3), keys(1, 2, 4, 5))
-	n.step(300*ms, fire(TimerStartup))
+	n := electing3of5(t)
 	n.step(320*ms, answer(4, 0))
 	n.expect(519*ms, fire(TimerCoordinator))
 	n.expect(520*ms, fire(TimerCoordinator),
@@ -247,8 +243,7 @@ func TestStep3NoCoordinatorStartsNewElection(t *testing.T) {
 
 // Step 3: the COORDINATOR that was awaited ends the wait.
 func TestStep3CoordinatorEndsTheWait(t *testing.T) {
-	n := started(t, key(3), keys(1, 2, 4, 5))
-	n.step(300*ms, fire(TimerStartup))
+	n := electing3of5(t)
 	n.step(320*ms, answer(4, 0))
 	n.expect(400*ms, coord(5, 1),
 		"cancel-timer coordinator",
@@ -261,8 +256,7 @@ func TestStep3CoordinatorEndsTheWait(t *testing.T) {
 // Step 3: an ANSWER counts only from a larger key, and only while the node
 // waits for one.
 func TestStep3AnswerFromSmallerOrUnaskedIgnored(t *testing.T) {
-	n := started(t, key(3), keys(1, 2, 4, 5))
-	n.step(300*ms, fire(TimerStartup))
+	n := electing3of5(t)
 	n.expect(310*ms, answer(2, 0))
 	n.is(StateCandidate, 0, noLeader)
 	n.expect(350*ms, fire(TimerAnswer),
@@ -301,8 +295,7 @@ func TestStep4ElectionFromSmallerAnsweredThenOwnElection(t *testing.T) {
 		n.is(StateCandidate, 1, 5)
 	})
 	t.Run("candidate waiting for ANSWER", func(t *testing.T) {
-		n := started(t, key(3), keys(1, 2, 4, 5))
-		n.step(300*ms, fire(TimerStartup))
+		n := electing3of5(t)
 		n.expect(310*ms, election(1, 0), "send ANSWER to 1 term=0")
 		n.is(StateCandidate, 0, noLeader)
 		n.expect(350*ms, fire(TimerAnswer), // its T was not restarted
@@ -311,8 +304,7 @@ func TestStep4ElectionFromSmallerAnsweredThenOwnElection(t *testing.T) {
 			"set-timer heartbeat at 450ms")
 	})
 	t.Run("candidate waiting for COORDINATOR", func(t *testing.T) {
-		n := started(t, key(3), keys(1, 2, 4, 5))
-		n.step(300*ms, fire(TimerStartup))
+		n := electing3of5(t)
 		n.step(320*ms, answer(5, 0))
 		n.expect(330*ms, election(2, 0), "send ANSWER to 2 term=0")
 		n.is(StateCandidate, 0, noLeader)
@@ -356,14 +348,12 @@ func TestStep4ElectionFromLargerIgnored(t *testing.T) {
 		n.is(StateFollower, 1, 5)
 	})
 	t.Run("candidate", func(t *testing.T) {
-		n := started(t, key(3), keys(1, 2, 4, 5))
-		n.step(300*ms, fire(TimerStartup))
+		n := electing3of5(t)
 		n.expect(310*ms, election(4, 0))
 		n.is(StateCandidate, 0, noLeader)
 	})
 	t.Run("leader", func(t *testing.T) {
-		n := started(t, key(3), keys(1, 2, 4, 5))
-		n.step(300*ms, fire(TimerStartup))
+		n := electing3of5(t)
 		n.step(350*ms, fire(TimerAnswer))
 		n.expect(360*ms, election(4, 1))
 		n.is(StateLeader, 1, 3)
@@ -963,8 +953,7 @@ func TestMemberDownOfLastLargerWhileWaitingForAnswer(t *testing.T) {
 			"set-timer heartbeat at 400ms")
 	})
 	t.Run("another larger remains", func(t *testing.T) {
-		n := started(t, key(3), keys(1, 2, 4, 5))
-		n.step(300*ms, fire(TimerStartup))
+		n := electing3of5(t)
 		n.expect(320*ms, memberDown(4))
 		n.is(StateCandidate, 0, noLeader)
 	})
@@ -1141,8 +1130,7 @@ func TestConflictNoElectionsOrAnswers(t *testing.T) {
 	n.expect(620*ms, fire(TimerSuspect), "follow leader=0 term=1")
 	n.is(StateConflict, 1, noLeader)
 
-	c := started(t, key(3), keys(1, 2, 4, 5))
-	c.step(300*ms, fire(TimerStartup))
+	c := electing3of5(t)
 	c.expect(310*ms, conflict(true), "cancel-timer answer")
 	c.expect(320*ms, answer(4, 0))
 	c.expect(350*ms, fire(TimerAnswer))
@@ -1206,14 +1194,12 @@ func TestStaleTimersDoNothing(t *testing.T) {
 			return followerOf(t, key(3), keys(1, 2, 4, 5), key(5), 1)
 		}, 300 * ms, TimerStartup},
 		{"answer cancelled by an ANSWER", func(t *testing.T) tnode {
-			n := started(t, key(3), keys(1, 2, 4, 5))
-			n.step(300*ms, fire(TimerStartup))
+			n := electing3of5(t)
 			n.step(310*ms, answer(4, 0))
 			return n
 		}, 350 * ms, TimerAnswer},
 		{"coordinator cancelled by the COORDINATOR", func(t *testing.T) tnode {
-			n := started(t, key(3), keys(1, 2, 4, 5))
-			n.step(300*ms, fire(TimerStartup))
+			n := electing3of5(t)
 			n.step(310*ms, answer(4, 0))
 			n.step(320*ms, coord(4, 1))
 			return n

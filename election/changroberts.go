@@ -36,14 +36,8 @@ type changRoberts struct {
 }
 
 func newChangRoberts(cfg Config) (*changRoberts, error) {
-	if cfg.Algorithm != AlgorithmChangRoberts {
-		return nil, errNotAlgorithm(cfg.Algorithm, AlgorithmChangRoberts)
-	}
 	r := &changRoberts{passed: make(map[NodeID]bool)}
-	if err := r.ringCore.init(cfg, r); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return newRingMachine(cfg, AlgorithmChangRoberts, r, &r.ringCore)
 }
 
 // lapFactor: the winner's identifier reaches it from anywhere within one
@@ -85,19 +79,14 @@ func (r *changRoberts) pass(k Key) {
 
 func (r *changRoberts) onMessage(m *wire.Message, from Key) {
 	switch m.Type {
-	case wire.TypeCRElection, wire.TypeCRElected:
-		r.hear(from)
-		r.hear(Key{Priority: m.CandPrio, ID: m.CandID})
-	}
-	switch m.Type {
 	case wire.TypeRingAck:
 		r.onAck(m)
 	case wire.TypeCRElection:
-		if r.acknowledge(m) {
+		if r.receive(m, from) {
 			r.onElection(m)
 		}
 	case wire.TypeCRElected:
-		if r.acknowledge(m) {
+		if r.receive(m, from) {
 			r.onElected(m)
 		}
 	}

@@ -27,18 +27,14 @@ func TestChangRobertsStep1InitiatorSendsItsIdentifier(t *testing.T) {
 func TestChangRobertsStep2NotParticipatingPassesTheMaximum(t *testing.T) {
 	// A smaller identifier: it passes its own.
 	n := followerIn(t, AlgorithmChangRoberts, key(3), keys(1, 2, 4, 5), key(5))
-	ev := crElection(2, 2, 2)
-	n.expect(100*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(100*ms, crElection(2, 2, 2), 1,
 		"set-timer coordinator at 675ms",
 		"send CR_ELECTION to 4 term=2 cand=3",
 		"set-timer answer at 150ms")
 	n.is(StateCandidate, 1, 5)
 	// A larger one: it passes it.
 	m := followerIn(t, AlgorithmChangRoberts, key(1), keys(2, 3, 4, 5), key(5))
-	ev = crElection(5, 2, 4)
-	m.expect(100*ms, ev,
-		sentAck(ev, 1),
+	m.expectAcked(100*ms, crElection(5, 2, 4), 1,
 		"set-timer coordinator at 675ms",
 		"send CR_ELECTION to 2 term=2 cand=4",
 		"set-timer answer at 150ms")
@@ -48,17 +44,13 @@ func TestChangRobertsStep2NotParticipatingPassesTheMaximum(t *testing.T) {
 // larger one on.
 func TestChangRobertsStep3ParticipatingDropsSmallerPassesLarger(t *testing.T) {
 	n := followerIn(t, AlgorithmChangRoberts, key(3), keys(1, 2, 4, 5), key(5))
-	acts := n.step(100*ms, evSuspect) // participating, with 3
-	n.step(101*ms, ackOf(4, find(t, acts, "send CR_ELECTION")))
-	ev := crElection(2, 2, 2)
-	n.expect(102*ms, ev, sentAck(ev, 1))
-	ev = crElection(2, 2, 4)
-	n.expect(103*ms, ev,
-		sentAck(ev, 1),
+	n.stepAcked(100*ms, evSuspect, "send CR_ELECTION", 4) // participating, with 3
+	n.expectAcked(102*ms, crElection(2, 2, 2), 1)
+	n.expectAcked(103*ms, crElection(2, 2, 4), 1,
 		"send CR_ELECTION to 4 term=2 cand=4",
 		"set-timer answer at 153ms")
 	// Passed once per round: a duplicate is dropped.
-	n.expect(104*ms, ev, sentAck(ev, 1))
+	n.expectAcked(104*ms, crElection(2, 2, 4), 1)
 }
 
 // Step 3: "If a process receives ELECTION with its own identifier, its
@@ -67,9 +59,7 @@ func TestChangRobertsStep3ParticipatingDropsSmallerPassesLarger(t *testing.T) {
 func TestChangRobertsStep3OwnIdentifierElects(t *testing.T) {
 	n := followerIn(t, AlgorithmChangRoberts, key(4), keys(1, 2, 3, 5), key(5))
 	n.step(100*ms, evSuspect)
-	ev := crElection(3, 2, 4)
-	n.expect(120*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(120*ms, crElection(3, 2, 4), 1,
 		"cancel-timer coordinator",
 		"become-leader term=2",
 		"set-timer heartbeat at 220ms",
@@ -82,9 +72,7 @@ func TestChangRobertsStep3OwnIdentifierElects(t *testing.T) {
 func TestChangRobertsStep4ElectedIsRecordedAndPassedOn(t *testing.T) {
 	n := followerIn(t, AlgorithmChangRoberts, key(2), keys(1, 3, 4, 5), key(5))
 	n.step(100*ms, evSuspect)
-	ev := crElected(1, 2, 4)
-	n.expect(130*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(130*ms, crElected(1, 2, 4), 1,
 		"cancel-timer coordinator",
 		fmtFollow(4, 2),
 		"set-timer suspect at 430ms",
@@ -92,9 +80,7 @@ func TestChangRobertsStep4ElectedIsRecordedAndPassedOn(t *testing.T) {
 	n.is(StateFollower, 2, 4)
 	// No longer participating: the next round's identifier is handled as
 	// step 2 says.
-	ev = crElection(1, 3, 1)
-	n.expect(200*ms, ev,
-		sentAck(ev, 2),
+	n.expectAcked(200*ms, crElection(1, 3, 1), 2,
 		"set-timer coordinator at 775ms",
 		"send CR_ELECTION to 3 term=3 cand=2")
 }
@@ -105,8 +91,7 @@ func TestChangRobertsStep5ElectedStopsAtTheCoordinator(t *testing.T) {
 	n := followerIn(t, AlgorithmChangRoberts, key(4), keys(1, 2, 3, 5), key(5))
 	n.step(100*ms, evSuspect)
 	n.step(120*ms, crElection(3, 2, 4))
-	ev := crElected(3, 2, 4)
-	n.expect(130*ms, ev, sentAck(ev, 2))
+	n.expectAcked(130*ms, crElected(3, 2, 4), 2)
 	n.is(StateLeader, 2, 4)
 }
 
@@ -116,8 +101,7 @@ func TestChangRobertsStep5ElectedStopsAtTheCoordinator(t *testing.T) {
 // late ELECTION of an election that is over starts nothing.
 func TestChangRobertsStaleElectionIsDropped(t *testing.T) {
 	n := followerIn(t, AlgorithmChangRoberts, key(2), keys(1, 3, 4, 5), key(5))
-	ev := crElection(1, 1, 1)
-	n.expect(100*ms, ev, sentAck(ev, 1))
+	n.expectAcked(100*ms, crElection(1, 1, 1), 1)
 	n.is(StateFollower, 1, 5)
 }
 
@@ -128,15 +112,11 @@ func TestChangRobertsLeaderAndElection(t *testing.T) {
 	n := followerIn(t, AlgorithmChangRoberts, key(4), keys(1, 2, 3, 5), key(5), noPreempt)
 	n.step(100*ms, evSuspect)
 	n.step(120*ms, crElection(3, 2, 4))
-	ev := crElection(3, 3, 2)
-	n.expect(200*ms, ev,
-		sentAck(ev, 2),
+	n.expectAcked(200*ms, crElection(3, 3, 2), 2,
 		"broadcast COORDINATOR to all (4) term=4",
 		"become-leader term=4",
 		"set-timer heartbeat at 300ms")
-	ev = crElection(3, 5, 5)
-	n.expect(250*ms, ev,
-		sentAck(ev, 4),
+	n.expectAcked(250*ms, crElection(3, 5, 5), 4,
 		"send CR_ELECTION to 5 term=5 cand=5")
 	n.is(StateLeader, 4, 4)
 }
@@ -145,8 +125,7 @@ func TestChangRobertsLeaderAndElection(t *testing.T) {
 // come back to it; a new round starts at once.
 func TestChangRobertsCrashOfBestCandidateStartsANewRound(t *testing.T) {
 	n := followerIn(t, AlgorithmChangRoberts, key(2), keys(1, 3, 4, 5), key(5))
-	acts := n.step(100*ms, crElection(1, 2, 4))
-	n.step(101*ms, ackOf(3, find(t, acts, "send CR_ELECTION")))
+	n.stepAcked(100*ms, crElection(1, 2, 4), "send CR_ELECTION", 3)
 	n.expect(200*ms, memberDown(4),
 		"set-timer coordinator at 700ms", // 200ms + 3·4·T/2: the ring lost 4
 		"send CR_ELECTION to 3 term=3 cand=2",

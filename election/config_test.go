@@ -88,7 +88,7 @@ func TestConfigValidateDetectorReplacesSuspectAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := tnode{t: t, b: b}
+	n := tnode{t: t, m: b, b: b}
 	n.step(0, memberUp(key(5)))
 	n.step(0, evStart)
 	n.expect(10*ms, coord(5, 1), "cancel-timer startup", "follow leader=5 term=1", "set-timer suspect at 260ms")

@@ -39,8 +39,9 @@ type exclusion struct {
 // heartbeats, terms and the claims that carry them, the failure detector,
 // preemption, resign and its hold-off, node_id conflicts — is the core's,
 // shared by every algorithm. The core calls the elector at the points
-// below; the elector calls the core back (lead, follow through onClaim,
-// setState, send, timers) for everything else.
+// below, and at those of the optional interfaces that follow when the
+// elector has them; the elector calls the core back (lead, follow through
+// onClaim, setState, send, timers) for everything else.
 type elector interface {
 	// elect is step 1 of the algorithm. The core has checked that the
 	// node may elect (no hold-off, no conflict) and ended its listen
@@ -56,22 +57,27 @@ type elector interface {
 	// stop ends this node's own part in an election: it now leads,
 	// follows, or is in conflict. The election's timers are cancelled.
 	stop()
-	// left: the node's state is now something other than candidate.
-	left()
 	// overrules reports whether a candidate goes on electing when a
 	// smaller key claims term (it may not preempt that key): bully, when
 	// it answered an ELECTION of that term or a later one.
 	overrules(from Key, term uint64) bool
-	// leaderLost: the leader is suspected while an election of this node
-	// is already under way.
-	leaderLost()
-	// membersChanged: a member joined or changed its key, or this node's
-	// own key changed.
-	membersChanged()
 	// memberDown: member id is gone from the view (wasLeader: it was the
 	// leader, and the core has already suspected it).
 	memberDown(id NodeID, wasLeader bool)
 }
+
+// The optional parts of an elector, found by core.init.
+type (
+	// candidacyLeaver is told when the node's state is now something
+	// other than candidate (bully).
+	candidacyLeaver interface{ left() }
+	// leaderLoser is told when the leader is suspected while an election
+	// of this node is already under way (bully).
+	leaderLoser interface{ leaderLost() }
+	// membersWatcher is told when a member joined or changed its key, or
+	// this node's own key changed (the ring family: the ring's order).
+	membersWatcher interface{ membersChanged() }
+)
 
 // core is the state and behaviour every algorithm shares. A machine is a
 // core plus an elector (Bully, or one of the ring family); the core's
@@ -80,7 +86,12 @@ type elector interface {
 // Concurrency: not safe for concurrent use; one owner (the agent's event
 // loop, or the simulator) calls Step.
 type core struct {
-	e    elector
+	e elector
+	// The elector's optional parts; nil when it has none.
+	leaver  candidacyLeaver
+	loser   leaderLoser
+	watcher membersWatcher
+
 	cfg  Config
 	self Key
 	det  detector.Detector
@@ -154,9 +165,11 @@ func (c *core) init(cfg Config, e elector) error {
 		members:  make(map[NodeID]Key),
 		excluded: make(map[NodeID]exclusion),
 	}
-	if cfg.Quorum > 0 {
-		c.maxSeen, c.q.votedTerm = cfg.InitialTerm, cfg.InitialTerm
-	}
+	c.leaver, _ = e.(candidacyLeaver)
+	c.loser, _ = e.(leaderLoser)
+	c.watcher, _ = e.(membersWatcher)
+	c.q.init(&cfg)
+	c.maxSeen = c.q.lastVote()
 	return nil
 }
 
@@ -169,18 +182,7 @@ func (c *core) Status() Status {
 	if c.leader != 0 {
 		st.LeaderKey = c.termLeaderKey
 	}
-	if c.quorumOn() {
-		st.VotedTerm = c.q.votedTerm
-		switch {
-		case c.state == StateLeader && c.q.confirmed:
-			st.Term, st.LeaseUntil = c.q.leaseTerm, c.q.leaseEnd
-		case c.state == StateLeader:
-			// A claim no majority has acknowledged yet.
-			st.State, st.Leader, st.LeaderKey = StateCandidate, 0, Key{}
-		case c.leader != 0 && c.visibleLeader(c.leader, c.term) == 0:
-			st.Leader, st.LeaderKey = 0, Key{}
-		}
-	}
+	c.leaseStatus(&st)
 	return st
 }
 
@@ -201,9 +203,7 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 	if now > c.now {
 		c.now = now
 	}
-	if c.quorumOn() {
-		c.checkLease()
-	}
+	c.checkLease()
 	switch ev.Kind {
 	case EvStart:
 		if !c.startedOnce {
@@ -244,9 +244,7 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 func (c *core) start() {
 	c.started = c.now
 	c.settleUntil = c.now + c.cfg.StartupWait
-	if c.quorumOn() {
-		c.q.bootGuard = c.now + c.guardWait()
-	}
+	c.q.startGuard(c.now)
 	c.setState(StateStarting)
 	c.setTimer(TimerStartup, c.now+c.cfg.StartupWait)
 	if c.cfg.Preempt && c.cfg.PreemptDelay > 0 {
@@ -264,11 +262,7 @@ func (c *core) onTimer(t TimerKind) {
 		c.e.onTimer(t)
 	case TimerHeartbeat:
 		if c.state == StateLeader {
-			if c.quorumOn() {
-				c.heartbeat()
-			} else {
-				c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
-			}
+			c.heartbeat()
 			c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
 		}
 	case TimerSuspect:
@@ -307,424 +301,6 @@ func (c *core) reconsider() {
 	c.maybePreempt()
 }
 
-// --- messages --------------------------------------------------------------
-
-func (c *core) onMessage(m *wire.Message) {
-	if m.From == c.self.ID || m.From == 0 || m.Term > MaxTerm || m.Term > max(c.term, c.maxSeen)+MaxTermJump {
-		return
-	}
-	if m.Term > c.maxSeen {
-		c.maxSeen = m.Term
-	}
-	k := Key{Priority: m.Priority, ID: m.From}
-	// (A HEARTBEAT_ACK does not teach keys: quorum-mode followers send
-	// one for every claim, and a follower that wakes from a pause acks its
-	// backlog under the key it had before a change it has yet to handle;
-	// the leader would keep that stale key, as it hears nothing else from
-	// a node that now runs for election on the ring.)
-	if old, ok := c.members[k.ID]; ok && old != k && m.Type != wire.TypeHeartbeatAck {
-		c.members[k.ID] = k
-		c.e.membersChanged()
-	}
-	// It speaks, so it is no longer suspected; a resign hold-off is a
-	// promise of silence, so it stands until it ends.
-	if len(c.excluded) > 0 {
-		if x, ok := c.excluded[k.ID]; ok && !x.resigned {
-			delete(c.excluded, k.ID)
-		}
-	}
-	if c.state == StateLeader && m.Term > c.term && (m.Type == wire.TypeAnswer || m.Type == wire.TypeResign) {
-		// Someone has seen a later term than ours (a leader that has since
-		// died): our claims would look stale to it. Lead on under a fresh
-		// term so that everyone can follow.
-		c.becomeLeader()
-	}
-	switch m.Type {
-	case wire.TypeCoordinator, wire.TypeHeartbeat:
-		// Quorum mode counts the claims of the leadership followed (a
-		// HEARTBEAT shows it holds a lease, before it is followed).
-		counted := c.quorumOn() && c.accepts(k, m.Term)
-		if counted {
-			c.countClaim(m)
-		}
-		c.onClaim(k, m.Term)
-		if c.quorumOn() && c.leader == k.ID && c.term == m.Term {
-			if !counted {
-				c.countClaim(m)
-			}
-			c.afterClaim(k, m.Term)
-		}
-	case wire.TypeHeartbeatAck:
-		if c.quorumOn() {
-			c.onAck(m)
-		}
-	case wire.TypeResign:
-		c.onResign(k, m.Term)
-	case wire.TypeProbe:
-		c.onProbe(m, k)
-	case wire.TypeVouch:
-		c.onVouch(m, k)
-	default:
-		c.e.onMessage(m, k)
-	}
-}
-
-// accepts reports whether a claim of key from to lead with term is
-// recognised: a higher term wins; on an equal term the larger key wins; a
-// node never recognises two leaders of one term unless the second is
-// larger.
-func (c *core) accepts(from Key, term uint64) bool {
-	return term > c.term ||
-		term == c.term && (c.termLeader == 0 || from.ID == c.termLeader || c.termLeaderKey.Less(from))
-}
-
-// leaderKey is the key of the leader followed, as membership knows it now.
-func (c *core) leaderKey() Key {
-	if k, ok := c.members[c.leader]; ok {
-		return k
-	}
-	return c.termLeaderKey
-}
-
-// onClaim handles COORDINATOR and HEARTBEAT, both a claim to lead with a
-// term (and the ring family's announcements, relayed on the ring). A
-// higher term wins; on an equal term the larger key wins; a node never
-// recognises two leaders of one term unless the second is larger.
-func (c *core) onClaim(from Key, term uint64) {
-	if !c.cfg.Textbook && c.state == StateFollower && from.ID != c.leader && c.healthy() && from.Less(c.leaderKey()) {
-		// Stickiness: the leader followed is heard, and this claimant could
-		// not take over from it. A node that cannot hear claims like this.
-		// A later term is a reason to ask the leader, though: what this
-		// node last heard of it may be old news (packets that waited while
-		// this node was paused), and the others may have elected since
-		// (the simulator's seed 1935: a paused node woke to a dead
-		// leader's late heartbeat and, with phi's window stretched by the
-		// pause, ignored the new leader for seconds). Bully only: in the
-		// ring family the elections this starts raced the ring's own and
-		// kept a few random schedules from converging.
-		if term > c.term && c.cfg.Algorithm == AlgorithmBully {
-			c.confirmSuspicion(true)
-		}
-		return
-	}
-	if !c.accepts(from, term) {
-		if c.state == StateLeader && c.quorumOn() && !c.q.confirmed && term == c.term && !c.cfg.Textbook {
-			// A split vote: a smaller claimant of our own term holds votes
-			// that our claim needs, and its voters vote no more in this
-			// term. Claim again under a fresh term at once rather than at
-			// the end of ClaimWait: they follow us, and vote in it.
-			c.becomeLeader()
-			return
-		}
-		if c.state == StateLeader {
-			// A stale or smaller leader: tell it who leads now.
-			c.tellLeader(from.ID)
-		}
-		return
-	}
-	if c.state == StateLeader && c.cfg.Preempt && from.Less(c.self) {
-		// A smaller node claims a later term: we would follow it and at
-		// once take over again. Lead on under a term above its own
-		// instead, without stepping down in between.
-		c.becomeLeader()
-		return
-	}
-	if c.askClaimant(from, term) {
-		return
-	}
-	if c.state == StateCandidate && from.Less(c.self) && (c.e.overrules(from, term) || c.mayPreempt(from)) {
-		// Our own election takes over from this smaller leader (we
-		// preempt it, or we answered an ELECTION and so took the election
-		// over, textbook step 4): note its claim, keep electing.
-		if c.leader != from.ID || c.term != term {
-			c.det.Reset()
-		}
-		c.term = term
-		c.termLeader, c.termLeaderKey = from.ID, from
-		c.leader = from.ID
-		c.observeLeader()
-		return
-	}
-	c.follow(from, term)
-	c.maybePreempt()
-}
-
-func (c *core) onResign(from Key, term uint64) {
-	// The resigner stays out of elections for its hold-off, counted from
-	// when it sent RESIGN. Stop leaving it out a little earlier (T, which
-	// is more than one packet delay) so that it is never left out after it
-	// may have come back: a node that came back is always awaited.
-	if _, ok := c.members[from.ID]; ok || from.ID == c.leader {
-		c.exclude(from.ID, exclusion{until: c.now + c.cfg.ResignHoldoff - c.cfg.AnswerTimeout, resigned: true})
-	}
-	if c.quorumOn() {
-		// Quorum mode: a leader resigns only once it has stopped leading
-		// (and its driver has stopped the job), so the promise made to it
-		// for this term is over: the guard need not run its course.
-		if q := &c.q; q.guardLeader == from.ID && q.votedFor == from.ID && q.votedTerm == term && c.now < q.guardUntil {
-			q.guardUntil = c.now
-		}
-	}
-	if from.ID == c.leader && term >= c.term {
-		c.suspectLeader()
-	}
-}
-
-// --- membership --------------------------------------------------------------
-
-func (c *core) onMemberUp(k Key) {
-	if k.ID == c.self.ID || k.ID == 0 {
-		return
-	}
-	c.members[k.ID] = k
-	c.e.membersChanged()
-	// Back (or never gone): await it in elections again.
-	if x, ok := c.excluded[k.ID]; ok && !x.resigned {
-		delete(c.excluded, k.ID)
-	}
-	// The key of the leadership followed follows membership; that of a
-	// past one stays as it was recognised.
-	if k.ID == c.leader {
-		c.termLeaderKey = k
-		c.maybePreempt()
-	}
-}
-
-func (c *core) onMemberDown(id NodeID) {
-	if id == c.self.ID || id == 0 {
-		return
-	}
-	delete(c.members, id)
-	delete(c.excluded, id)
-	wasLeader := id == c.leader
-	if wasLeader {
-		if c.healthy() && !c.cfg.Textbook {
-			// Membership says it is dead, its heartbeats say otherwise: a
-			// lossy network fools SWIM too, and a leader that really died
-			// is suspected by the detector (SuspectAfter) long before
-			// membership declares it dead (seconds). Follow it on; the
-			// detector judges it, and membership will report it back.
-			wasLeader = false
-		} else {
-			c.suspectLeader()
-		}
-	}
-	c.e.memberDown(id, wasLeader)
-}
-
-func (c *core) onSetPriority(p uint16) {
-	if p == c.self.Priority {
-		return
-	}
-	c.self.Priority = p
-	c.e.membersChanged()
-	if c.state == StateLeader {
-		c.termLeaderKey = c.self
-		// Tell everyone now rather than at the next heartbeat, so that a
-		// larger node can take over at once.
-		if c.quorumOn() {
-			c.claim()
-		} else {
-			c.broadcast(wire.TypeHeartbeat, ScopeAll, len(c.members))
-		}
-		return
-	}
-	c.maybePreempt()
-}
-
-// onConflict: while another live node has our node_id, neither may lead.
-func (c *core) onConflict(on bool) {
-	if on == c.conflict {
-		return
-	}
-	c.conflict = on
-	if on {
-		if c.state == StateLeader {
-			c.broadcast(wire.TypeResign, ScopeAll, len(c.members))
-			c.cancelTimer(TimerHeartbeat)
-			c.leader = 0
-			c.emit(Action{Kind: ActFollow, Term: c.term})
-		}
-		c.e.stop()
-		c.cancelTimer(TimerStartup)
-		c.stopConfirm()
-		c.stopPrevote()
-		c.state = StateConflict
-		return
-	}
-	if c.leader != 0 {
-		c.setState(StateFollower)
-		c.maybePreempt()
-		return
-	}
-	c.setState(StateFollower)
-	c.startElection()
-}
-
-// --- transitions -------------------------------------------------------------
-
-// startElection starts the algorithm's election, unless the node holds
-// off after a resign or is in conflict.
-func (c *core) startElection() {
-	if c.holding() || c.conflict {
-		return
-	}
-	if c.quorumOn() && c.state != StateCandidate && c.now < c.q.guardUntil {
-		// Quorum mode: the lease of the leader this node last
-		// acknowledged may still run; elect once it surely has not, and
-		// support it no more meanwhile.
-		c.cancelTimer(TimerStartup)
-		c.q.pending = true
-		c.setTimer(TimerLease, c.q.guardUntil)
-		return
-	}
-	c.q.pending = false
-	c.cancelTimer(TimerStartup)
-	if c.quorumOn() {
-		c.prevote()
-		return
-	}
-	c.e.elect()
-}
-
-// becomeLeader: this node leads under a fresh term, one more than any
-// term seen, and says so to everyone with one COORDINATOR.
-func (c *core) becomeLeader() { c.lead(max(c.term, c.maxSeen)+1, true) }
-
-// lead makes this node the leader with term (which the caller has checked
-// is above every leadership it recognised). With announce it sends
-// COORDINATOR to all (one multicast); otherwise the election announces
-// the result its own way (the ring family: around the ring).
-func (c *core) lead(term uint64, announce bool) {
-	wasLeader := c.state == StateLeader
-	c.term = term
-	c.maxSeen = max(c.maxSeen, term)
-	c.termLeader, c.termLeaderKey = c.self.ID, c.self
-	c.leader = c.self.ID
-	c.e.stop()
-	c.cancelTimer(TimerStartup)
-	c.cancelTimer(TimerSuspect)
-	c.stopConfirm()
-	c.stopPrevote()
-	c.det.Reset()
-	c.setState(StateLeader)
-	if c.quorumOn() {
-		// Quorum mode: a claim, which leads once a majority acknowledges
-		// it (quorum.go); always announced to all, for their votes.
-		c.quorumClaim(wasLeader)
-		c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
-		return
-	}
-	if announce {
-		c.broadcast(wire.TypeCoordinator, ScopeAll, len(c.members))
-	}
-	c.emit(Action{Kind: ActBecomeLeader, Term: c.term})
-	c.setTimer(TimerHeartbeat, c.now+c.cfg.HeartbeatInterval)
-}
-
-// follow records leader k with term and feeds its claim to the detector.
-func (c *core) follow(k Key, term uint64) {
-	// A leadership the driver has not been told of is reported; a return
-	// to following after an election that changed nothing is not.
-	vis := c.visibleLeader(k.ID, term)
-	changed := c.reportedLeader != vis || c.reportedTerm != term
-	if c.leader != k.ID {
-		// Another leader (or the old one back after a suspicion): an
-		// election put off for the guard, or waiting for its pre-votes, is
-		// no longer wanted.
-		c.q.pending = false
-		c.stopPrevote()
-	}
-	if c.state == StateLeader {
-		c.cancelTimer(TimerHeartbeat)
-		if c.quorumOn() {
-			c.cancelTimer(TimerLease)
-		}
-	}
-	c.term = term
-	c.termLeader, c.termLeaderKey = k.ID, k
-	c.leader = k.ID
-	c.e.stop()
-	c.cancelTimer(TimerStartup)
-	c.setState(StateFollower)
-	if changed {
-		c.det.Reset()
-		c.emit(Action{Kind: ActFollow, Leader: vis, Term: term})
-	}
-	c.observeLeader()
-}
-
-// observeLeader feeds a claim of the leader to the detector and moves the
-// suspicion deadline.
-func (c *core) observeLeader() {
-	c.det.Observe(c.now)
-	c.st.lastHeard, c.st.heardSelf = c.now, c.now
-	c.stopConfirm()
-	if at, ok := c.det.SuspectAt(); ok {
-		c.setTimer(TimerSuspect, at)
-	}
-}
-
-// suspectLeader: the leader is thought dead (detector, membership, or its
-// RESIGN). It is not awaited in the election that follows.
-func (c *core) suspectLeader() {
-	// A running exclusion (the RESIGN that led here) stands; an expired
-	// one gives way to the suspicion.
-	if x, ok := c.excluded[c.leader]; !ok || x.until <= c.now {
-		c.exclude(c.leader, exclusion{until: c.now + suspicionMemory*c.cfg.SuspectAfter})
-	}
-	c.leader = 0
-	c.cancelTimer(TimerSuspect)
-	c.stopConfirm()
-	c.det.Reset()
-	c.emit(Action{Kind: ActFollow, Term: c.term})
-	if c.state == StateCandidate {
-		// An election is already running: it goes on, without waiting for
-		// the suspect.
-		c.e.leaderLost()
-		return
-	}
-	c.setState(StateFollower)
-	c.startElection()
-}
-
-// resign: a leader hands over. It tells everyone, and stays out of
-// elections for the hold-off so that leadership really moves.
-func (c *core) resign() {
-	c.broadcast(wire.TypeResign, ScopeAll, len(c.members))
-	c.cancelTimer(TimerHeartbeat)
-	c.holdUntil = c.now + c.cfg.ResignHoldoff
-	// An election it ignored just before the hold-off ended ends with a
-	// claim within T plus two packet delays (less than 2T) of that end.
-	c.settleUntil = c.holdUntil + 2*c.cfg.AnswerTimeout
-	c.leader = 0
-	c.setState(StateFollower)
-	c.emit(Action{Kind: ActFollow, Term: c.term})
-	c.setTimer(TimerHoldoff, c.holdUntil)
-}
-
-// maybePreempt is bully's step 5, shared by every algorithm: a node whose
-// key is larger than its leader's takes over, unless preemption is off,
-// delayed, or held off.
-func (c *core) maybePreempt() {
-	if c.leader == 0 || c.leader == c.self.ID || c.state == StateCandidate {
-		return
-	}
-	if c.cfg.Preempt && c.termLeaderKey.Less(c.self) && c.now < c.started+c.cfg.PreemptDelay {
-		c.setTimer(TimerPreempt, c.started+c.cfg.PreemptDelay)
-		return
-	}
-	if c.mayPreempt(c.termLeaderKey) {
-		c.startElection()
-	}
-}
-
-// mayPreempt reports whether this node may take over now from leader k.
-func (c *core) mayPreempt(k Key) bool {
-	return c.cfg.Preempt && k.Less(c.self) && !c.holding() && !c.conflict &&
-		c.now >= c.started+c.cfg.PreemptDelay
-}
-
 // --- helpers ------------------------------------------------------------------
 
 func (c *core) holding() bool { return c.now < c.holdUntil }
@@ -740,6 +316,14 @@ func (c *core) exclude(id NodeID, x exclusion) {
 	c.excluded[id] = x
 }
 
+// unsuspect ends the exclusion of id, which spoke or is back, unless it
+// is a resign hold-off: a promise of silence, which stands until it ends.
+func (c *core) unsuspect(id NodeID) {
+	if x, ok := c.excluded[id]; ok && !x.resigned {
+		delete(c.excluded, id)
+	}
+}
+
 // isExcluded reports whether member id is left out of elections now.
 func (c *core) isExcluded(id NodeID) bool {
 	x, ok := c.excluded[id]
@@ -752,10 +336,18 @@ func (c *core) setState(s State) {
 	}
 	c.state = s
 	if s != StateLeader {
-		c.q.confirmed = false
+		c.q.notLeading()
 	}
-	if s != StateCandidate {
-		c.e.left()
+	if s != StateCandidate && c.leaver != nil {
+		c.leaver.left()
+	}
+}
+
+// keysChanged tells the elector that a member joined or changed its
+// key, or that this node's own key changed.
+func (c *core) keysChanged() {
+	if c.watcher != nil {
+		c.watcher.membersChanged()
 	}
 }
 

@@ -20,23 +20,25 @@
 // proposed); a higher term beats a lower one, and on equal terms the
 // larger key wins.
 //
-// The algorithms share everything but the election (core.go): the listen
-// period after a start, heartbeats and the failure detector, terms and the
-// claims that carry them (COORDINATOR, HEARTBEAT), preemption, resign and
-// its hold-off, node_id conflicts. Bully's election is bully.go; the ring
+// The algorithms share everything but the election: the core (core.go,
+// with claims.go, transitions.go and membership.go) has the listen period
+// after a start, heartbeats and the failure detector, terms and the claims
+// that carry them (COORDINATOR, HEARTBEAT), preemption, resign and its
+// hold-off, node_id conflicts. Bully's election is bully.go; the ring
 // family's shared machinery — the logical ring (the live members sorted by
-// key), acknowledged hops skipped to the next live node after T, rounds
-// with terms — is ring.go, and each algorithm has its file (ringlist.go,
-// changroberts.go, hirschberg.go), whose comment numbers the steps of its
-// textbook description and says what a LAN made us add.
+// key), acknowledged hops skipped to the next live node after T
+// (ringhop.go), rounds with terms — is ring.go, and each algorithm has its
+// file (ringlist.go, changroberts.go, hirschberg.go), whose comment numbers
+// the steps of its textbook description and says what a LAN made us add.
 //
-// Quorum mode (Config.Quorum, quorum.go) adds split-brain safety to every
-// algorithm through the core: a node leads only with the acknowledgements
-// of a majority of the expected cluster size, under a lease that its
-// followers' promises outlast by a margin for clock drift (MaxClockDrift,
-// 500 ppm); a leader steps down when its lease runs out, checks it first
-// thing on every step (a wake-up after a pause), and the term is the
-// fencing token. Quorum 0 is the textbook, unchanged.
+// Quorum mode (Config.Quorum; quorum.go, and quorumlease.go for the
+// leader's side) adds split-brain safety to every algorithm through the
+// core: a node leads only with the acknowledgements of a majority of the
+// expected cluster size, under a lease that its followers' promises
+// outlast by a margin for clock drift (MaxClockDrift, 500 ppm); a leader
+// steps down when its lease runs out, checks it first thing on every step
+// (a wake-up after a pause), and the term is the fencing token. Quorum 0
+// is the textbook, unchanged.
 //
 // What this package must not do: read a clock, open a socket, start a
 // goroutine, log, or draw randomness that is not passed in. A machine is not

@@ -43,32 +43,43 @@ func keys(ids ...NodeID) []Key {
 	return out
 }
 
-// tnode is one machine under test.
+// tnode is one machine under test, of any algorithm; b is the machine
+// when it is bully's (nil otherwise), for the tests that look inside.
 type tnode struct {
 	t *testing.T
+	m Machine
 	b *Bully
 }
 
-// newNode builds the machine of self from DefaultConfig (changed by opts)
-// and tells it about members with EvMemberUp. It is not started.
+// newNode builds the bully machine of self from DefaultConfig (changed by
+// opts) and tells it about members with EvMemberUp. It is not started.
 func newNode(t *testing.T, self Key, members []Key, opts ...func(*Config)) tnode {
+	t.Helper()
+	return newMachine(t, AlgorithmBully, self, members, opts...)
+}
+
+// newMachine builds the machine of alg for self from DefaultConfig
+// (changed by opts) and tells it about members. It is not started.
+func newMachine(t *testing.T, alg string, self Key, members []Key, opts ...func(*Config)) tnode {
 	t.Helper()
 	cfg := DefaultConfig(self.ID)
 	cfg.Priority = self.Priority
+	cfg.Algorithm = alg
 	// The step-by-step tests follow the seeds; hardened() turns the
 	// stability hardening back on.
 	cfg.Textbook = true
 	for _, o := range opts {
 		o(&cfg)
 	}
-	b, err := NewBully(cfg)
+	m, err := New(cfg)
 	if err != nil {
-		t.Fatalf("NewBully: %v", err)
+		t.Fatalf("New: %v", err)
 	}
-	n := tnode{t: t, b: b}
-	for _, m := range members {
-		if acts := b.Step(0, Event{Kind: EvMemberUp, Member: m}); len(acts) != 0 {
-			t.Fatalf("EvMemberUp %v before start: unexpected actions %q", m, actStrings(acts))
+	n := tnode{t: t, m: m}
+	n.b, _ = m.(*Bully)
+	for _, k := range members {
+		if acts := m.Step(0, memberUp(k)); len(acts) != 0 {
+			t.Fatalf("EvMemberUp %v before start: unexpected actions %q", k, actLines(acts))
 		}
 	}
 	return n
@@ -80,6 +91,16 @@ func started(t *testing.T, self Key, members []Key, opts ...func(*Config)) tnode
 	n := newNode(t, self, members, opts...)
 	n.expect(0, Event{Kind: EvStart}, "set-timer startup at 300ms")
 	n.is(StateStarting, 0, noLeader)
+	return n
+}
+
+// electing3of5 is node 3 of nodes 1 to 5 (default priorities) after the
+// end of its listen period at 300ms, which started its election: ELECTION
+// went to 4 and 5, and it waits for an ANSWER until 350ms.
+func electing3of5(t *testing.T) tnode {
+	t.Helper()
+	n := started(t, key(3), keys(1, 2, 4, 5))
+	n.step(tStartup, fire(TimerStartup))
 	return n
 }
 
@@ -117,14 +138,15 @@ func fmtFollow(leader NodeID, term uint64) string {
 // slice).
 func (n tnode) step(now time.Duration, ev Event) []Action {
 	n.t.Helper()
-	return append([]Action(nil), n.b.Step(now, ev)...)
+	return append([]Action(nil), n.m.Step(now, ev)...)
 }
 
-// expect feeds ev at now and compares the actions with want, in order.
+// expect feeds ev at now and compares the actions with want, in order;
+// a message sent to one node shows its body (actLines).
 func (n tnode) expect(now time.Duration, ev Event, want ...string) []Action {
 	n.t.Helper()
 	acts := n.step(now, ev)
-	got := actStrings(acts)
+	got := actLines(acts)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		n.t.Errorf("at %v, %v: actions\n got:\n\t%s\nwant:\n\t%s",
 			now, describe(ev), strings.Join(orNone(got), "\n\t"), strings.Join(orNone(want), "\n\t"))
@@ -135,7 +157,7 @@ func (n tnode) expect(now time.Duration, ev Event, want ...string) []Action {
 // is checks the machine's state, term and leader.
 func (n tnode) is(state State, term uint64, leader NodeID) {
 	n.t.Helper()
-	st := n.b.Status()
+	st := n.m.Status()
 	if st.State != state || st.Term != term || st.Leader != leader {
 		n.t.Errorf("status: got %v term=%d leader=%d, want %v term=%d leader=%d",
 			st.State, st.Term, st.Leader, state, term, leader)
@@ -146,6 +168,19 @@ func actStrings(acts []Action) []string {
 	out := make([]string, len(acts))
 	for i, a := range acts {
 		out[i] = a.String()
+	}
+	return out
+}
+
+// actLines is actStrings with the body of the messages sent to one node
+// ("send RING_ELECTION to 3 term=2 origin=2 list=[2]").
+func actLines(acts []Action) []string {
+	out := make([]string, len(acts))
+	for i, a := range acts {
+		out[i] = a.String()
+		if a.Kind == ActSend {
+			out[i] += string(a.Msg.AppendBody(nil, ""))
+		}
 	}
 	return out
 }

@@ -54,14 +54,8 @@ type hsPassed struct {
 const hsMaxPhase = 16
 
 func newHirschbergSinclair(cfg Config) (*hirschbergSinclair, error) {
-	if cfg.Algorithm != AlgorithmHirschbergSinclair {
-		return nil, errNotAlgorithm(cfg.Algorithm, AlgorithmHirschbergSinclair)
-	}
 	r := &hirschbergSinclair{passed: make(map[hsPassed]NodeID)}
-	if err := r.ringCore.init(cfg, r); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return newRingMachine(cfg, AlgorithmHirschbergSinclair, r, &r.ringCore)
 }
 
 // lapFactor: phase k takes 2·2^k hops out and back, and the phase whose
@@ -102,15 +96,10 @@ func (r *hirschbergSinclair) probe(k uint8) {
 
 func (r *hirschbergSinclair) onMessage(m *wire.Message, from Key) {
 	switch m.Type {
-	case wire.TypeHSProbe, wire.TypeHSReply, wire.TypeCRElected:
-		r.hear(from)
-		r.hear(Key{Priority: m.CandPrio, ID: m.CandID})
-	}
-	switch m.Type {
 	case wire.TypeRingAck:
 		r.onAck(m)
 	case wire.TypeHSProbe, wire.TypeHSReply:
-		if !r.acknowledge(m) {
+		if !r.receive(m, from) {
 			return
 		}
 		if m.CandID == 0 || m.Dir > wire.DirRight || m.Phase > hsMaxPhase || r.stale(m.Term) {
@@ -122,7 +111,7 @@ func (r *hirschbergSinclair) onMessage(m *wire.Message, from Key) {
 			r.onReply(m)
 		}
 	case wire.TypeCRElected:
-		if r.acknowledge(m) {
+		if r.receive(m, from) {
 			r.onElected(m)
 		}
 	}

@@ -42,17 +42,14 @@ func TestHirschbergSinclairStep1CandidateProbesBothNeighbours(t *testing.T) {
 // was not taking part starts as a candidate itself.
 func TestHirschbergSinclairStep2LargerDropsAndWakes(t *testing.T) {
 	n := followerIn(t, AlgorithmHirschbergSinclair, key(4), hsMembers(4), key(8))
-	ev := hsProbe(3, 2, 3, 0, 1, right)
-	n.expect(100*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(100*ms, hsProbe(3, 2, 3, 0, 1, right), 1,
 		"set-timer coordinator at 2.1s",
 		"send HS_PROBE to 5 term=2 cand=4 phase=0 hops=1 right",
 		"set-timer answer at 150ms",
 		"send HS_PROBE to 3 term=2 cand=4 phase=0 hops=1 left")
 	n.is(StateCandidate, 1, 8)
 	// Already taking part: a smaller probe is only dropped.
-	ev = hsProbe(5, 2, 2, 1, 2, left)
-	n.expect(101*ms, ev, sentAck(ev, 1))
+	n.expectAcked(101*ms, hsProbe(5, 2, 2, 1, 2, left), 1)
 }
 
 // Step 2: a process with a smaller identifier loses; at the probe's
@@ -60,15 +57,13 @@ func TestHirschbergSinclairStep2LargerDropsAndWakes(t *testing.T) {
 // it passes it on (pass).
 func TestHirschbergSinclairStep2SmallerRespondsAtDistance(t *testing.T) {
 	n := followerIn(t, AlgorithmHirschbergSinclair, key(3), hsMembers(3), key(8))
-	ev := hsProbe(4, 2, 4, 0, 1, left) // 4's probe, phase 0: one hop
-	n.expect(100*ms, ev,
-		sentAck(ev, 1),
+	// 4's probe, phase 0: one hop
+	n.expectAcked(100*ms, hsProbe(4, 2, 4, 0, 1, left), 1,
 		"set-timer coordinator at 2.1s",
 		"send HS_REPLY to 4 term=2 cand=4 phase=0 hops=1 right",
 		"set-timer answer at 150ms")
-	ev = hsProbe(4, 2, 5, 1, 1, left) // 5's probe, phase 1: two hops
-	n.expect(101*ms, ev,
-		sentAck(ev, 1),
+	// 5's probe, phase 1: two hops
+	n.expectAcked(101*ms, hsProbe(4, 2, 5, 1, 1, left), 1,
 		"send HS_PROBE to 2 term=2 cand=5 phase=1 hops=2 left")
 }
 
@@ -79,14 +74,10 @@ func TestHirschbergSinclairStep3LoserOnlyPasses(t *testing.T) {
 	n := followerIn(t, AlgorithmHirschbergSinclair, key(3), hsMembers(3), key(8))
 	n.step(100*ms, evSuspect) // candidate, phase 0
 	n.step(101*ms, hsProbe(4, 2, 4, 0, 1, left))
-	ev := hsReply(4, 2, 3, 0, 1, left)
-	n.expect(102*ms, ev, sentAck(ev, 1))
-	ev = hsReply(2, 2, 3, 0, 1, right)
-	n.expect(103*ms, ev, sentAck(ev, 1))
+	n.expectAcked(102*ms, hsReply(4, 2, 3, 0, 1, left), 1)
+	n.expectAcked(103*ms, hsReply(2, 2, 3, 0, 1, right), 1)
 	// and it passes replies of others on, in their direction.
-	ev = hsReply(2, 2, 7, 2, 4, right)
-	n.expect(104*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(104*ms, hsReply(2, 2, 7, 2, 4, right), 1,
 		"send HS_REPLY to 4 term=2 cand=7 phase=2 hops=4 right")
 }
 
@@ -95,15 +86,12 @@ func TestHirschbergSinclairStep3LoserOnlyPasses(t *testing.T) {
 func TestHirschbergSinclairStep4BothRepliesDoubleTheDistance(t *testing.T) {
 	n := followerIn(t, AlgorithmHirschbergSinclair, key(7), hsMembers(7), key(8))
 	n.step(100*ms, evSuspect) // phase 0 probes to 6 and 1 (8 is suspected)
-	ev := hsReply(6, 2, 7, 0, 1, right)
-	n.expect(101*ms, ev, sentAck(ev, 1))
-	ev = hsReply(1, 2, 7, 0, 1, left)
-	n.expect(102*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(101*ms, hsReply(6, 2, 7, 0, 1, right), 1)
+	n.expectAcked(102*ms, hsReply(1, 2, 7, 0, 1, left), 1,
 		"send HS_PROBE to 1 term=2 cand=7 phase=1 hops=1 right",
 		"send HS_PROBE to 6 term=2 cand=7 phase=1 hops=1 left")
 	// A duplicate reply of a phase that is over changes nothing.
-	n.expect(103*ms, ev, sentAck(ev, 1))
+	n.expectAcked(103*ms, hsReply(1, 2, 7, 0, 1, left), 1)
 }
 
 // Step 5: "The election ends when the winner receives its own request":
@@ -112,25 +100,20 @@ func TestHirschbergSinclairStep4BothRepliesDoubleTheDistance(t *testing.T) {
 func TestHirschbergSinclairStep5OwnProbeElects(t *testing.T) {
 	n := followerIn(t, AlgorithmHirschbergSinclair, key(7), hsMembers(7), key(8))
 	n.step(100*ms, evSuspect)
-	ev := hsProbe(6, 2, 7, 3, 7, right)
-	n.expect(150*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(150*ms, hsProbe(6, 2, 7, 3, 7, right), 1,
 		"cancel-timer coordinator",
 		"become-leader term=2",
 		"set-timer heartbeat at 250ms",
 		"send CR_ELECTED to 1 term=2 cand=7")
 	n.is(StateLeader, 2, 7)
 	// The probe from the other side, later, is stale.
-	ev = hsProbe(1, 2, 7, 3, 7, left)
-	n.expect(151*ms, ev, sentAck(ev, 2))
+	n.expectAcked(151*ms, hsProbe(1, 2, 7, 3, 7, left), 2)
 }
 
 // Step 6: ELECTED goes once round; each node follows the winner.
 func TestHirschbergSinclairStep6ElectedGoesRound(t *testing.T) {
 	n := followerIn(t, AlgorithmHirschbergSinclair, key(2), hsMembers(2), key(8))
-	ev := crElected(1, 2, 7)
-	n.expect(200*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(200*ms, crElected(1, 2, 7), 1,
 		fmtFollow(7, 2),
 		"set-timer suspect at 500ms",
 		"send CR_ELECTED to 3 term=2 cand=7",
@@ -143,7 +126,7 @@ func TestHirschbergSinclairStep6ElectedGoesRound(t *testing.T) {
 func TestHirschbergSinclairMalformedProbeIsDropped(t *testing.T) {
 	n := followerIn(t, AlgorithmHirschbergSinclair, key(3), hsMembers(3), key(8))
 	for _, ev := range []Event{hsProbe(2, 2, 5, 0, 1, 7), hsProbe(2, 2, 5, hsMaxPhase+1, 1, right), hsProbe(2, 2, 0, 0, 1, right)} {
-		n.expect(100*ms, ev, sentAck(ev, 1))
+		n.expectAcked(100*ms, ev, 1)
 	}
 	n.is(StateFollower, 1, 8)
 }

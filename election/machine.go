@@ -76,6 +76,16 @@ var (
 	_ Machine = (*hirschbergSinclair)(nil)
 )
 
+// Each family has the optional elector parts it uses (core.go); the
+// core has none, so that none is promoted to a family that lacks it.
+var (
+	_ candidacyLeaver = (*Bully)(nil)
+	_ leaderLoser     = (*Bully)(nil)
+	_ membersWatcher  = (*ringList)(nil)
+	_ membersWatcher  = (*changRoberts)(nil)
+	_ membersWatcher  = (*hirschbergSinclair)(nil)
+)
+
 // RoundWait is how long a node taking part in an election of
 // cfg.Algorithm on a cluster of n nodes waits for its result before it
 // starts another: for bully the wait for COORDINATOR after an ANSWER;

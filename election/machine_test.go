@@ -207,3 +207,29 @@ func coreOf(m Machine) *core {
 	}
 	return nil
 }
+
+// The core has none of an elector's optional parts: one would be promoted
+// to every family, and the core would call itself for it.
+func TestCoreHasNoOptionalElectorPart(t *testing.T) {
+	var c any = &core{}
+	if _, ok := c.(candidacyLeaver); ok {
+		t.Error("core has left()")
+	}
+	if _, ok := c.(leaderLoser); ok {
+		t.Error("core has leaderLost()")
+	}
+	if _, ok := c.(membersWatcher); ok {
+		t.Error("core has membersChanged()")
+	}
+	for _, m := range []any{&ringList{}, &changRoberts{}, &hirschbergSinclair{}} {
+		if _, ok := m.(candidacyLeaver); ok {
+			t.Errorf("%T has left(), which only bully uses", m)
+		}
+		if _, ok := m.(leaderLoser); ok {
+			t.Errorf("%T has leaderLost(), which only bully uses", m)
+		}
+	}
+	if _, ok := any(&Bully{}).(membersWatcher); ok {
+		t.Error("Bully has membersChanged(), which only the ring family uses")
+	}
+}

@@ -1,7 +1,6 @@
 package election
 
 import (
-	"slices"
 	"time"
 
 	"github.com/lanleader/lanleader/wire"
@@ -86,8 +85,13 @@ func MinLeaseMargin(d time.Duration) time.Duration {
 // give a lease that has already run out).
 const sentWindow = 64
 
-// quorum is the core's quorum-mode state.
+// quorum is the core's quorum-mode state, and its decisions. With quorum
+// mode off (size 0) its methods answer as the textbook would: no guard,
+// no claim to count, no lease to hold.
 type quorum struct {
+	size     int           // Config.Quorum: the expected cluster size; 0: quorum mode is off
+	guardFor time.Duration // Lease + LeaseMargin: how long an acknowledgement binds its sender
+
 	// Follower side.
 	votedTerm   uint64 // the last term this node voted in (acknowledged, or claimed itself)
 	votedFor    NodeID
@@ -118,158 +122,116 @@ type quorum struct {
 	ids       []NodeID
 }
 
-func (c *core) quorumOn() bool { return c.cfg.Quorum > 0 }
+// init sets quorum mode up for cfg. A node in quorum mode restarts with
+// the term it last voted in (Config.InitialTerm): it votes in no earlier
+// term, nor again in that one.
+func (q *quorum) init(cfg *Config) {
+	q.size, q.guardFor = cfg.Quorum, cfg.Lease+cfg.LeaseMargin
+	if q.on() {
+		q.votedTerm = cfg.InitialTerm
+	}
+}
+
+// on reports whether quorum mode is on.
+func (q *quorum) on() bool { return q.size > 0 }
+
+// lastVote is the last term this node voted in: a claim of its own must
+// be later (0 with quorum mode off).
+func (q *quorum) lastVote() uint64 { return q.votedTerm }
+
+// startGuard: a node that has just started at now keeps a guard for as
+// long as an acknowledgement binds, since it may have promised support
+// before a crash.
+func (q *quorum) startGuard(now time.Duration) {
+	if q.on() {
+		q.bootGuard = now + q.guardFor
+	}
+}
+
+// putOff reports whether an election must wait for the guard to end (the
+// lease of the leader this node last acknowledged may still run), and
+// until when. Until it runs, the node supports nobody.
+func (q *quorum) putOff(now time.Duration) (until time.Duration, wait bool) {
+	if !q.on() || now >= q.guardUntil {
+		return 0, false
+	}
+	q.pending = true
+	return q.guardUntil, true
+}
+
+// dropPutOff: the election put off is no longer waited for (it runs, or a
+// leader is followed).
+func (q *quorum) dropPutOff() { q.pending = false }
+
+// release: leader resigned its leadership of term. In quorum mode a leader
+// resigns only once it has stopped leading (and its driver has stopped
+// the job), so the promise made to it for that term is over: the guard
+// need not run its course.
+func (q *quorum) release(leader NodeID, term uint64, now time.Duration) {
+	if q.on() && q.guardLeader == leader && q.votedFor == leader && q.votedTerm == term && now < q.guardUntil {
+		q.guardUntil = now
+	}
+}
+
+// awaitingMajority reports whether this node's claim to lead still waits
+// for a majority's acknowledgements (never with quorum mode off, where a
+// claim leads at once).
+func (q *quorum) awaitingMajority() bool { return q.on() && !q.confirmed }
+
+// notLeading: the node left the leader state; a lease it held is no
+// longer its.
+func (q *quorum) notLeading() { q.confirmed = false }
 
 // majority is the number of nodes, this one included, that a leader needs.
 func (c *core) majority() int { return c.cfg.Quorum/2 + 1 }
 
-// guardWait is how long an acknowledgement binds its sender.
-func (c *core) guardWait() time.Duration { return c.cfg.Lease + c.cfg.LeaseMargin }
-
 // guarded reports whether this node must not support a leader other than
-// id now (id 0: anyone but the one it acknowledged).
-func (c *core) guarded(id NodeID) bool {
-	q := &c.q
-	return c.now < q.bootGuard || c.now < q.guardUntil && q.guardLeader != id
+// id at now (id 0: anyone but the one it acknowledged).
+func (q *quorum) guarded(id NodeID, now time.Duration) bool {
+	return now < q.bootGuard || now < q.guardUntil && q.guardLeader != id
 }
 
-// checkLease is run first in every Step: a leader whose lease has run out
-// (a pause, overdue timers) steps down before it handles anything.
-func (c *core) checkLease() {
-	if c.state == StateLeader && c.q.confirmed && c.now >= c.stepDownAt() && !c.cfg.UnsafeSkipWakeCheck {
-		c.loseLease()
+// grantVote reports whether this node votes for leader in term at now,
+// and if so records the vote and the promise that comes with it (the
+// guard): it votes at most once a term, in no term before its last vote,
+// not while a promise to another leader stands, and not while an election
+// of its own waits for the guard to end.
+func (q *quorum) grantVote(leader NodeID, term uint64, now time.Duration) bool {
+	if term < q.votedTerm || term == q.votedTerm && q.votedFor != leader || q.guarded(leader, now) || q.pending {
+		return false
 	}
-}
-
-// stepDownAt is when a leader that has not renewed its lease steps down:
-// StopBefore ahead of its end, so that the driver can stop the job gently
-// before the end of the lease.
-func (c *core) stepDownAt() time.Duration { return c.q.leaseEnd - c.cfg.StopBefore }
-
-// loseLease: the lease ran out, or a claim found no majority in time. The
-// node stops leading (the driver stops the job) and elects again, under
-// a fresh term.
-func (c *core) loseLease() {
-	c.cancelTimer(TimerHeartbeat)
-	c.cancelTimer(TimerLease)
-	c.leader = 0
-	c.setState(StateFollower)
-	if c.reportedLeader != 0 {
-		c.emit(Action{Kind: ActFollow, Term: c.term})
-	}
-	c.startElection()
-}
-
-// quorumClaim starts a claim of term (lead has set the term and the
-// state). A leader that re-asserts under a fresh term keeps its lease
-// while the new term gathers its acknowledgements.
-func (c *core) quorumClaim(wasLeader bool) {
-	q := &c.q
-	if !wasLeader || !q.confirmed {
-		q.confirmed = false
-		q.claimEnd = c.now + c.cfg.ClaimWait
-		c.setTimer(TimerLease, q.claimEnd)
-	}
-	q.votedTerm, q.votedFor = c.term, c.self.ID
-	q.nSent = 0
-	if q.acks == nil {
-		q.acks = make(map[NodeID]time.Duration)
-		q.acked = make(map[NodeID]uint32)
-	}
-	clear(q.acks)
-	clear(q.acked)
-	c.claim()
-	c.renew()
-}
-
-// claim broadcasts one numbered claim: HEARTBEAT from a leader that holds
-// a lease, COORDINATOR from a claimant.
-func (c *core) claim() {
-	q := &c.q
-	q.sent[q.nSent%sentWindow] = c.now
-	q.nSent++
-	q.resends = 0
-	c.emit(Action{Kind: ActBroadcast, Msg: c.claimMsg(), Scope: ScopeAll, Count: len(c.members)})
-	c.setTimer(TimerResend, c.now+c.resendEvery())
-}
-
-// claimMsg is the latest claim: HEARTBEAT from a leader that holds a
-// lease, COORDINATOR from a claimant.
-func (c *core) claimMsg() wire.Message {
-	t := wire.TypeCoordinator
-	if c.q.confirmed {
-		t = wire.TypeHeartbeat
-	}
-	m := c.header(t)
-	m.Claim = c.q.nSent
-	return m
-}
-
-// resendRounds and resendEvery: how often, and how soon after it, a
-// leader re-sends its latest claim to a member that has not acknowledged
-// it (a tenth of a heartbeat, at least a millisecond: several round trips
-// of a LAN).
-const resendRounds = 3
-
-func (c *core) resendEvery() time.Duration {
-	return max(c.cfg.HeartbeatInterval/10, time.Millisecond)
-}
-
-// allAcked reports whether every member acknowledged the latest claim.
-func (c *core) allAcked() bool {
-	for id := range c.members {
-		if c.q.acked[id] < c.q.nSent {
-			return false
-		}
-	}
+	q.votedTerm, q.votedFor = term, leader
+	q.guardLeader, q.guardUntil = leader, now+q.guardFor
 	return true
 }
 
-// onResendTimer re-sends the latest claim, unicast, to every member that
-// has not acknowledged it, in the order of their ids.
-func (c *core) onResendTimer() {
-	q := &c.q
-	if !c.quorumOn() || c.state != StateLeader || q.nSent == 0 || q.resends >= resendRounds {
+// leaseStatus adds quorum mode's view to st: the term voted in, the
+// lease a leader holds; a claim that no majority has acknowledged yet
+// shows as a candidate, and a leader that holds no lease is not
+// reported by its followers.
+func (c *core) leaseStatus(st *Status) {
+	if !c.q.on() {
 		return
 	}
-	q.resends++
-	q.ids = q.ids[:0]
-	for id := range c.members {
-		if q.acked[id] < q.nSent {
-			q.ids = append(q.ids, id)
-		}
+	st.VotedTerm = c.q.votedTerm
+	switch {
+	case c.state == StateLeader && c.q.confirmed:
+		st.Term, st.LeaseUntil = c.q.leaseTerm, c.q.leaseEnd
+	case c.state == StateLeader:
+		// A claim no majority has acknowledged yet.
+		st.State, st.Leader, st.LeaderKey = StateCandidate, 0, Key{}
+	case c.leader != 0 && c.visibleLeader(c.leader, c.term) == 0:
+		st.Leader, st.LeaderKey = 0, Key{}
 	}
-	if len(q.ids) == 0 {
-		return
-	}
-	slices.Sort(q.ids)
-	m := c.claimMsg()
-	for _, id := range q.ids {
-		c.emit(Action{Kind: ActSend, To: id, Msg: m, Count: 1})
-	}
-	if q.resends < resendRounds {
-		c.setTimer(TimerResend, c.now+c.resendEvery())
-	}
-}
-
-// tellLeader tells node to that this node leads: a unicast COORDINATOR in
-// textbook mode; in quorum mode a numbered claim to all (a unicast would
-// be counted by its receiver as a claim the others did not get).
-func (c *core) tellLeader(to NodeID) {
-	if c.quorumOn() {
-		if q := &c.q; q.nSent == 0 || q.sent[(q.nSent-1)%sentWindow] != c.now {
-			c.claim()
-		}
-		return
-	}
-	c.send(to, wire.TypeCoordinator)
 }
 
 // countClaim counts a COORDINATOR or HEARTBEAT from its leader: distinct
 // packets by sequence number, per leadership and incarnation of the
-// sender.
-func (c *core) countClaim(m *wire.Message) {
-	q := &c.q
+// sender. It reports whether it counted: only quorum mode counts.
+func (q *quorum) countClaim(m *wire.Message) bool {
+	if !q.on() {
+		return false
+	}
 	if q.cntLeader != m.From || q.cntTerm != m.Term || q.cntInc != m.Incarnation {
 		q.cntLeader, q.cntTerm, q.cntInc = m.From, m.Term, m.Incarnation
 		q.cnt, q.cntHB = 0, false
@@ -278,12 +240,22 @@ func (c *core) countClaim(m *wire.Message) {
 	if m.Type == wire.TypeHeartbeat {
 		q.cntHB = true
 	}
+	return true
+}
+
+// lastClaim is the highest claim number counted from leader's
+// leadership of term (0: none counted): what an acknowledgement echoes.
+func (q *quorum) lastClaim(leader NodeID, term uint64) uint32 {
+	if q.cntLeader == leader && q.cntTerm == term {
+		return q.cnt
+	}
+	return 0
 }
 
 // visibleLeader is the leader a follower reports: in quorum mode only one
 // that holds a lease (it has sent a HEARTBEAT of its term).
 func (c *core) visibleLeader(id NodeID, term uint64) NodeID {
-	if !c.quorumOn() || id == c.self.ID {
+	if !c.q.on() || id == c.self.ID {
 		return id
 	}
 	q := &c.q
@@ -293,121 +265,30 @@ func (c *core) visibleLeader(id NodeID, term uint64) NodeID {
 	return 0
 }
 
-// afterClaim runs after a COORDINATOR or HEARTBEAT from leader k: a
-// follower of it acknowledges it (and so votes and promises), unless a
-// promise to another leader stands, it voted for another in this term,
-// or it is about to take over from it.
-func (c *core) afterClaim(k Key, term uint64) {
+// ackClaim runs after claim m of leader k (COORDINATOR or HEARTBEAT)
+// left this node following k in m's term; counted: countClaim counted m
+// before the claim was judged. In quorum mode a follower acknowledges the
+// claim (and so votes and promises), unless a promise to another leader
+// stands, it voted for another in this term, or it is about to take over
+// from it. Outside quorum mode nothing is acknowledged.
+func (c *core) ackClaim(k Key, m *wire.Message, counted bool) {
+	if !c.q.on() {
+		return
+	}
+	if !counted {
+		c.q.countClaim(m)
+	}
+	term := m.Term
 	if c.state != StateFollower || c.leader != k.ID || c.term != term {
 		return
 	}
 	if vis := c.visibleLeader(k.ID, term); c.reportedLeader != vis || c.reportedTerm != term {
 		c.emit(Action{Kind: ActFollow, Leader: vis, Term: term})
 	}
-	q := &c.q
-	if term < q.votedTerm || term == q.votedTerm && q.votedFor != k.ID || c.guarded(k.ID) || c.mayPreempt(k) || q.pending || c.st.prevoting {
+	if c.mayPreempt(k) || c.st.prevoting || !c.q.grantVote(k.ID, term, c.now) {
 		return
 	}
-	q.votedTerm, q.votedFor = term, k.ID
-	q.guardLeader, q.guardUntil = k.ID, c.now+c.guardWait()
-	m := c.header(wire.TypeHeartbeatAck)
-	if q.cntLeader == k.ID && q.cntTerm == term {
-		m.AckSeq = q.cnt
-	}
-	c.emit(Action{Kind: ActSend, To: k.ID, Msg: m, Count: 1})
-}
-
-// onAck: an acknowledgement of this node's claim number AckSeq.
-func (c *core) onAck(m *wire.Message) {
-	q := &c.q
-	if c.state != StateLeader || m.Term != c.term || m.AckSeq == 0 || m.AckSeq > q.nSent || q.nSent-m.AckSeq >= sentWindow {
-		return
-	}
-	s := q.sent[(m.AckSeq-1)%sentWindow]
-	q.acked[m.From] = max(q.acked[m.From], m.AckSeq)
-	if m.AckSeq == q.nSent && c.allAcked() {
-		c.cancelTimer(TimerResend)
-	}
-	if old, ok := q.acks[m.From]; !ok || s > old {
-		q.acks[m.From] = s
-		c.renew()
-	}
-}
-
-// renew confirms the claim or extends the lease when a majority supports
-// it: the lease runs to Lease after the latest send time that a majority
-// (this node included) acknowledged.
-func (c *core) renew() {
-	q := &c.q
-	if c.state != StateLeader || c.guarded(c.self.ID) {
-		return
-	}
-	need := c.majority() - 1
-	var base time.Duration
-	if need == 0 {
-		base = c.now
-	} else {
-		if len(q.acks) < need {
-			return
-		}
-		q.scratch = q.scratch[:0]
-		for _, s := range q.acks {
-			q.scratch = append(q.scratch, s)
-		}
-		slices.Sort(q.scratch)
-		base = q.scratch[len(q.scratch)-need]
-	}
-	end := base + c.cfg.Lease
-	if end-c.cfg.StopBefore <= c.now {
-		return // a lease it would step down from at once
-	}
-	if !q.confirmed || q.leaseTerm != c.term {
-		if !q.confirmed || end > q.leaseEnd {
-			q.leaseEnd = end
-		}
-		q.confirmed, q.leaseTerm = true, c.term
-		c.emit(Action{Kind: ActBecomeLeader, Term: c.term})
-		c.setTimer(TimerLease, c.stepDownAt())
-		// Tell the followers at once that this node leads.
-		c.claim()
-		return
-	}
-	if end > q.leaseEnd {
-		q.leaseEnd = end
-		c.setTimer(TimerLease, c.stepDownAt())
-	}
-}
-
-// heartbeat is a quorum-mode leader's heartbeat: a numbered claim, and a
-// renewal for a cluster of one or two.
-func (c *core) heartbeat() {
-	c.claim()
-	c.renew()
-}
-
-// onLeaseTimer: a leader's lease or claim has run out, or a follower's
-// guard is over and the election it put off may run.
-func (c *core) onLeaseTimer() {
-	q := &c.q
-	if c.state == StateLeader {
-		switch {
-		case q.confirmed && c.now >= c.stepDownAt():
-			c.loseLease()
-		case q.confirmed:
-			c.setTimer(TimerLease, c.stepDownAt())
-		case c.now >= q.claimEnd:
-			c.loseLease()
-		default:
-			c.setTimer(TimerLease, q.claimEnd)
-		}
-		return
-	}
-	if c.holding() || c.conflict || c.state == StateCandidate {
-		return
-	}
-	if c.leader == 0 || q.pending {
-		c.startElection()
-		return
-	}
-	c.maybePreempt()
+	ack := c.header(wire.TypeHeartbeatAck)
+	ack.AckSeq = c.q.lastClaim(k.ID, term)
+	c.emit(Action{Kind: ActSend, To: k.ID, Msg: ack, Count: 1})
 }

@@ -49,15 +49,6 @@ import (
 //     started by a smaller node (which suspects it) answers with a fresh
 //     term and one COORDINATOR to all, as a bully leader does.
 
-// hop is a message sent along the ring and not yet acknowledged.
-type hop struct {
-	msg   wire.Message // as sent; its List is owned by the hop
-	to    NodeID
-	dir   uint8 // the direction it travels (wire.DirRight or wire.DirLeft)
-	token uint32
-	until time.Duration // T after it was sent
-}
-
 // ringCore is the core plus the ring family's shared machinery. Each
 // ring algorithm embeds it and implements the rest of elector.
 type ringCore struct {
@@ -111,14 +102,20 @@ type ringElector interface {
 	lapFactor() int
 }
 
-func (r *ringCore) init(cfg Config, alg ringElector) error {
+// newRingMachine returns alg, a machine of the ring algorithm name whose
+// ring core is r, set up for cfg; cfg.Algorithm must be name.
+func newRingMachine[M ringElector](cfg Config, name string, alg M, r *ringCore) (M, error) {
+	var none M
+	if cfg.Algorithm != name {
+		return none, errNotAlgorithm(cfg.Algorithm, name)
+	}
 	if err := r.core.init(cfg, alg); err != nil {
-		return err
+		return none, err
 	}
 	r.alg = alg
 	r.dirty = true
 	r.heard = make(map[NodeID]heardOf)
-	return nil
+	return alg, nil
 }
 
 // Algorithm returns the configured name of the ring algorithm.
@@ -126,6 +123,7 @@ func (r *ringCore) Algorithm() string { return r.cfg.Algorithm }
 
 // --- the logical ring ---------------------------------------------------------
 
+// membersChanged: the ring is sorted again before its next use.
 func (r *ringCore) membersChanged() { r.dirty = true }
 
 // hear notes that node k is alive, from a ring message that names it: it
@@ -136,9 +134,7 @@ func (r *ringCore) hear(k Key) {
 	if k.ID == 0 || k.ID == r.self.ID {
 		return
 	}
-	if x, ok := r.excluded[k.ID]; ok && !x.resigned {
-		delete(r.excluded, k.ID)
-	}
+	r.unsuspect(k.ID)
 	if _, ok := r.members[k.ID]; ok {
 		return
 	}
@@ -265,145 +261,6 @@ func reverse(dir uint8) uint8 {
 	return wire.DirRight
 }
 
-// --- hops ---------------------------------------------------------------------
-
-// msg returns a message of type t from this node carrying term.
-func (r *ringCore) msg(t wire.Type, term uint64) wire.Message {
-	return wire.Message{Type: t, From: r.self.ID, Priority: r.self.Priority, Term: term}
-}
-
-// sendHop sends m to the nearest live node in direction dir and waits T
-// for its acknowledgement. It reports false, sending nothing, when this
-// node is alone.
-func (r *ringCore) sendHop(m wire.Message, dir uint8) bool {
-	to, ok := r.next(dir)
-	if !ok {
-		return false
-	}
-	r.sendHopTo(to, m, dir)
-	return true
-}
-
-// sendHopTo sends m to node to, which is in direction dir, and waits T
-// for its acknowledgement; if none comes, m goes on to the next live node
-// in that direction.
-func (r *ringCore) sendHopTo(to NodeID, m wire.Message, dir uint8) {
-	r.emit(Action{Kind: ActSend, To: to, Msg: m, Count: 1})
-	r.hops = append(r.hops, hop{msg: m, to: to, dir: dir, token: hopToken(&m), until: r.now + r.cfg.AnswerTimeout})
-	r.armHops()
-}
-
-// armHops sets TimerAnswer to the first unacknowledged hop's deadline, or
-// cancels it when every hop is acknowledged.
-func (r *ringCore) armHops() {
-	if len(r.hops) == 0 {
-		r.cancelTimer(TimerAnswer)
-		return
-	}
-	if at := r.hops[0].until; !r.armed[TimerAnswer] || r.deadline[TimerAnswer] != at {
-		r.setTimer(TimerAnswer, at)
-	}
-}
-
-// acked handles the acknowledgement of the hop to the sender of ack.
-func (r *ringCore) onAck(ack *wire.Message) {
-	i := slices.IndexFunc(r.hops, func(h hop) bool { return h.to == ack.From && h.token == ack.AckSeq })
-	if i < 0 {
-		return
-	}
-	r.hops = slices.Delete(r.hops, i, i+1)
-	r.armHops()
-}
-
-// acknowledge tells the sender of a ring message that it arrived. A node
-// in conflict does not: it takes no part, and is skipped.
-func (r *ringCore) acknowledge(m *wire.Message) bool {
-	if r.conflict {
-		return false
-	}
-	a := r.header(wire.TypeRingAck)
-	a.AckSeq = hopToken(m)
-	r.emit(Action{Kind: ActSend, To: m.From, Msg: a, Count: 1})
-	return true
-}
-
-// onHopTimeout: every hop not acknowledged within T is skipped: its
-// addressee is left out for a while, and the message goes to the next
-// live node in the same direction.
-func (r *ringCore) onHopTimeout() {
-	var due []hop
-	for len(r.hops) > 0 && r.hops[0].until <= r.now {
-		due = append(due, r.hops[0])
-		r.hops = r.hops[1:]
-	}
-	if r.conflict {
-		r.hops = r.hops[:0]
-	}
-	for _, h := range due {
-		if r.conflict {
-			break
-		}
-		r.exclude(h.to, exclusion{until: r.now + suspicionMemory*r.cfg.SuspectAfter})
-		r.resend(h)
-	}
-	r.armHops()
-}
-
-// resend sends the message of hop h on in its direction, past its
-// addressee. When no one is left, an announcement is dropped, and an
-// election this node still takes part in ends with it: it is the only
-// live node it knows.
-func (r *ringCore) resend(h hop) {
-	if r.sendHop(h.msg, h.dir) {
-		return
-	}
-	switch h.msg.Type {
-	case wire.TypeRingCoordinator, wire.TypeCRElected:
-		return
-	}
-	if r.state == StateCandidate && r.open {
-		r.alone()
-	}
-}
-
-// alone: no other node is live on the ring: this node leads, under a
-// fresh term announced to all, unless it may still miss an election under
-// way (it has just started or held off), when the round waits.
-func (r *ringCore) alone() {
-	if r.now < r.settleUntil {
-		r.setState(StateCandidate)
-		r.setTimer(TimerCoordinator, r.settleUntil)
-		return
-	}
-	r.becomeLeader()
-}
-
-// hopToken identifies a message along the ring for its acknowledgement:
-// a hash (FNV-1a) of its type, term and body (of a list, its length and
-// last entry, which differ at every hop). The sender computes it from the
-// message it built and the receiver from the message it decoded, so the
-// driver's sequence numbers are not needed.
-func hopToken(m *wire.Message) uint32 {
-	h := uint32(2166136261)
-	mix := func(v uint64) {
-		for range 8 {
-			h ^= uint32(v & 0xff)
-			h *= 16777619
-			v >>= 8
-		}
-	}
-	mix(uint64(m.Type))
-	mix(m.Term)
-	mix(m.Origin)
-	mix(m.CandID)
-	mix(uint64(m.CandPrio)<<32 | uint64(m.Phase)<<24 | uint64(m.Hops)<<8 | uint64(m.Dir))
-	mix(uint64(len(m.List)))
-	if n := len(m.List); n > 0 {
-		mix(m.List[n-1].ID)
-	}
-	return h
-}
-
 // --- rounds -------------------------------------------------------------------
 
 // propose starts a round of this node's own: its term is one more than
@@ -480,15 +337,11 @@ func (r *ringCore) stop() {
 	}
 }
 
-func (r *ringCore) left() {}
-
 // overrules: a candidate whose round is later than a smaller node's claim
 // goes on with the round, whose result will replace that claim.
 func (r *ringCore) overrules(_ Key, term uint64) bool {
 	return r.open && term < r.roundTerm
 }
-
-func (r *ringCore) leaderLost() {}
 
 // memberDown: the ring loses a node. Hops sent to it go on past it at
 // once. A round that loses its initiator or its best candidate cannot end

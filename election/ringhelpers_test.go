@@ -8,92 +8,20 @@ import (
 	"github.com/lanleader/lanleader/wire"
 )
 
-// The helpers of the ring family's single-step tests: a machine of an
-// algorithm built from DefaultConfig with a given member set, the ring
-// messages written the way the textbooks say them, and actions compared
-// in their String form with the message body, so that a failure reads as
-// "send RING_ELECTION to 3 term=2 origin=2 list=[2]".
-
-// mnode is one machine of any algorithm under test.
-type mnode struct {
-	t *testing.T
-	m Machine
-}
-
-// newMachine builds the machine of alg for self from DefaultConfig
-// (changed by opts) and tells it about members. It is not started.
-func newMachine(t *testing.T, alg string, self Key, members []Key, opts ...func(*Config)) mnode {
-	t.Helper()
-	cfg := DefaultConfig(self.ID)
-	cfg.Priority = self.Priority
-	cfg.Algorithm = alg
-	cfg.Textbook = true // the step-by-step tests follow the seeds
-	for _, o := range opts {
-		o(&cfg)
-	}
-	m, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	n := mnode{t: t, m: m}
-	for _, k := range members {
-		if acts := m.Step(0, memberUp(k)); len(acts) != 0 {
-			t.Fatalf("EvMemberUp %v before start: unexpected actions %q", k, actLines(acts))
-		}
-	}
-	return n
-}
+// The helpers of the ring family's single-step tests (the machine under
+// test is helpers_test.go's tnode, built by newMachine): the ring
+// messages written the way the textbooks say them, and the acks that
+// answer them.
 
 // followerIn drives self to follow leader with term 1 (its COORDINATOR
 // arrives at 10ms, during the listen period; the suspect timer is then
 // armed at 310ms).
-func followerIn(t *testing.T, alg string, self Key, members []Key, leader Key, opts ...func(*Config)) mnode {
+func followerIn(t *testing.T, alg string, self Key, members []Key, leader Key, opts ...func(*Config)) tnode {
 	t.Helper()
 	n := newMachine(t, alg, self, members, opts...)
 	n.expect(0, evStart, "set-timer startup at 300ms")
 	n.expect(10*ms, coord(leader.ID, 1), "cancel-timer startup", fmtFollow(leader.ID, 1), "set-timer suspect at 310ms")
 	return n
-}
-
-// step feeds ev at now and returns the actions (a copy: Step reuses its
-// slice).
-func (n mnode) step(now time.Duration, ev Event) []Action {
-	n.t.Helper()
-	return append([]Action(nil), n.m.Step(now, ev)...)
-}
-
-// expect feeds ev at now and compares the actions with want, in order.
-func (n mnode) expect(now time.Duration, ev Event, want ...string) []Action {
-	n.t.Helper()
-	acts := n.step(now, ev)
-	got := actLines(acts)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		n.t.Errorf("at %v, %v: actions\n got:\n\t%s\nwant:\n\t%s",
-			now, describe(ev), strings.Join(orNone(got), "\n\t"), strings.Join(orNone(want), "\n\t"))
-	}
-	return acts
-}
-
-// is checks the machine's state, term and leader.
-func (n mnode) is(state State, term uint64, leader NodeID) {
-	n.t.Helper()
-	st := n.m.Status()
-	if st.State != state || st.Term != term || st.Leader != leader {
-		n.t.Errorf("status: got %v term=%d leader=%d, want %v term=%d leader=%d",
-			st.State, st.Term, st.Leader, state, term, leader)
-	}
-}
-
-// actLines is actStrings with the body of ring messages.
-func actLines(acts []Action) []string {
-	out := make([]string, len(acts))
-	for i, a := range acts {
-		out[i] = a.String()
-		if a.Kind == ActSend {
-			out[i] += msgBody(&a.Msg)
-		}
-	}
-	return out
 }
 
 // Ring messages from the node of key from (default priority when made
@@ -157,9 +85,26 @@ func ackOf(from NodeID, act Action) Event {
 	return Event{Kind: EvMessage, Msg: m}
 }
 
+// stepAcked feeds ev at now and, a millisecond later, the RING_ACK from
+// node by of the hop ev made this node send: the first action whose line
+// starts with sent.
+func (n tnode) stepAcked(now time.Duration, ev Event, sent string, by NodeID) {
+	n.t.Helper()
+	acts := n.step(now, ev)
+	n.step(now+ms, ackOf(by, find(n.t, acts, sent)))
+}
+
 // sentAck is the line of this node's RING_ACK of ev.
 func sentAck(ev Event, term uint64) string {
 	return "send RING_ACK to " + itoa(ev.Msg.From) + " term=" + itoa(term)
+}
+
+// expectAcked feeds ring message ev at now, and expects this node's
+// RING_ACK of it (sent with ackTerm, the term it recognises then) followed
+// by the actions want, in order.
+func (n tnode) expectAcked(now time.Duration, ev Event, ackTerm uint64, want ...string) []Action {
+	n.t.Helper()
+	return n.expect(now, ev, append([]string{sentAck(ev, ackTerm)}, want...)...)
 }
 
 // find returns the first action of acts whose line starts with prefix.

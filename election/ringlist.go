@@ -39,14 +39,8 @@ type ringList struct {
 }
 
 func newRingList(cfg Config) (*ringList, error) {
-	if cfg.Algorithm != AlgorithmRing {
-		return nil, errNotAlgorithm(cfg.Algorithm, AlgorithmRing)
-	}
 	r := &ringList{}
-	if err := r.ringCore.init(cfg, r); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return newRingMachine(cfg, AlgorithmRing, r, &r.ringCore)
 }
 
 // lapFactor: ELECTION once round, then COORDINATOR once round.
@@ -72,21 +66,14 @@ func (r *ringList) elect() {
 
 func (r *ringList) onMessage(m *wire.Message, from Key) {
 	switch m.Type {
-	case wire.TypeRingElection, wire.TypeRingCoordinator:
-		r.hear(from)
-		for _, e := range m.List {
-			r.hear(keyOf(e))
-		}
-	}
-	switch m.Type {
 	case wire.TypeRingAck:
 		r.onAck(m)
 	case wire.TypeRingElection:
-		if r.acknowledge(m) {
+		if r.receive(m, from) {
 			r.onElection(m)
 		}
 	case wire.TypeRingCoordinator:
-		if r.acknowledge(m) {
+		if r.receive(m, from) {
 			r.onCoordinator(m)
 		}
 	}

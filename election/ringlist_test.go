@@ -81,9 +81,7 @@ func TestRingStep2DeadSuccessorIsSkippedAtOnce(t *testing.T) {
 // result comes).
 func TestRingStep3EachAddsItsNumberAndPasses(t *testing.T) {
 	n := followerIn(t, AlgorithmRing, key(3), keys(1, 2, 4, 5), key(5))
-	ev := ringElection(2, 2, 2)
-	n.expect(100*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(100*ms, ringElection(2, 2, 2), 1,
 		"set-timer coordinator at 550ms",
 		"send RING_ELECTION to 4 term=2 origin=2 list=[2 3]",
 		"set-timer answer at 150ms")
@@ -96,9 +94,7 @@ func TestRingStep3EachAddsItsNumberAndPasses(t *testing.T) {
 func TestRingStep4OwnNumberTurnsTheListIntoCoordinator(t *testing.T) {
 	n := followerIn(t, AlgorithmRing, key(2), keys(1, 3, 4, 5), key(5))
 	n.step(100*ms, evSuspect)
-	ev := ringElection(1, 2, 2, 3, 4, 1)
-	n.expect(120*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(120*ms, ringElection(1, 2, 2, 3, 4, 1), 1,
 		"cancel-timer coordinator",
 		fmtFollow(4, 2),
 		"set-timer suspect at 420ms",
@@ -111,9 +107,7 @@ func TestRingStep4OwnNumberTurnsTheListIntoCoordinator(t *testing.T) {
 func TestRingStep4CoordinatorIsLearntAndPassedOn(t *testing.T) {
 	f := followerIn(t, AlgorithmRing, key(3), keys(1, 2, 4, 5), key(5))
 	f.step(100*ms, ringElection(2, 2, 2))
-	ev := ringCoordinator(2, 2, 2, 2, 3, 4, 1)
-	f.expect(120*ms, ev,
-		sentAck(ev, 1),
+	f.expectAcked(120*ms, ringCoordinator(2, 2, 2, 2, 3, 4, 1), 1,
 		"cancel-timer coordinator",
 		fmtFollow(4, 2),
 		"set-timer suspect at 420ms",
@@ -122,9 +116,7 @@ func TestRingStep4CoordinatorIsLearntAndPassedOn(t *testing.T) {
 	// (4 has not suspected 5: COORDINATOR goes on to it.)
 	c := followerIn(t, AlgorithmRing, key(4), keys(1, 2, 3, 5), key(5))
 	c.step(100*ms, ringElection(3, 2, 2, 3))
-	ev = ringCoordinator(3, 2, 2, 2, 3, 4, 1)
-	c.expect(120*ms, ev,
-		sentAck(ev, 1),
+	c.expectAcked(120*ms, ringCoordinator(3, 2, 2, 2, 3, 4, 1), 1,
 		"cancel-timer coordinator",
 		"cancel-timer suspect",
 		"become-leader term=2",
@@ -139,8 +131,7 @@ func TestRingStep5CoordinatorIsRemovedAfterOneCircle(t *testing.T) {
 	n := followerIn(t, AlgorithmRing, key(2), keys(1, 3, 4, 5), key(5))
 	n.step(100*ms, evSuspect)
 	n.step(120*ms, ringElection(1, 2, 2, 3, 4, 1))
-	ev := ringCoordinator(1, 2, 2, 2, 3, 4, 1)
-	n.expect(130*ms, ev, sentAck(ev, 2))
+	n.expectAcked(130*ms, ringCoordinator(1, 2, 2, 2, 3, 4, 1), 2)
 	n.is(StateFollower, 2, 4)
 }
 
@@ -152,18 +143,14 @@ func TestRingStep5CoordinatorIsRemovedAfterOneCircle(t *testing.T) {
 func TestRingParticipatingDropsSmallerInitiator(t *testing.T) {
 	n := followerIn(t, AlgorithmRing, key(3), keys(1, 2, 4, 5), key(5))
 	n.step(100*ms, evSuspect) // 3's own round, term 2
-	ev := ringElection(2, 2, 2)
-	n.expect(101*ms, ev, sentAck(ev, 1))
-	ev = ringElection(2, 2, 4, 1, 2)
-	n.expect(102*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(101*ms, ringElection(2, 2, 2), 1)
+	n.expectAcked(102*ms, ringElection(2, 2, 4, 1, 2), 1,
 		"set-timer coordinator at 552ms",
 		"send RING_ELECTION to 4 term=2 origin=4 list=[4 1 2 3]")
 	// The same round again (a duplicate): dropped.
-	n.expect(103*ms, ev, sentAck(ev, 1))
+	n.expectAcked(103*ms, ringElection(2, 2, 4, 1, 2), 1)
 	// 3's own list comes back: 4's round replaced it.
-	ev = ringElection(2, 2, 3, 4, 1, 2)
-	n.expect(104*ms, ev, sentAck(ev, 1))
+	n.expectAcked(104*ms, ringElection(2, 2, 3, 4, 1, 2), 1)
 	n.is(StateCandidate, 1, noLeader)
 }
 
@@ -171,8 +158,7 @@ func TestRingParticipatingDropsSmallerInitiator(t *testing.T) {
 // started before that leadership (or elected it): stale, dropped.
 func TestRingStaleRoundIsDropped(t *testing.T) {
 	n := followerIn(t, AlgorithmRing, key(3), keys(1, 2, 4, 5), key(5))
-	ev := ringElection(2, 1, 2)
-	n.expect(100*ms, ev, sentAck(ev, 1))
+	n.expectAcked(100*ms, ringElection(2, 1, 2), 1)
 	n.is(StateFollower, 1, 5)
 }
 
@@ -180,14 +166,11 @@ func TestRingStaleRoundIsDropped(t *testing.T) {
 func TestRingLaterRoundReplacesEarlier(t *testing.T) {
 	n := followerIn(t, AlgorithmRing, key(3), keys(1, 2, 4, 5), key(5))
 	n.step(100*ms, ringElection(2, 2, 4, 1, 2))
-	ev := ringElection(2, 3, 1, 2)
-	n.expect(101*ms, ev,
-		sentAck(ev, 1),
+	n.expectAcked(101*ms, ringElection(2, 3, 1, 2), 1,
 		"set-timer coordinator at 551ms",
 		"send RING_ELECTION to 4 term=3 origin=1 list=[1 2 3]")
 	// and the earlier one's list is dropped when it comes back.
-	ev = ringElection(2, 2, 3, 4, 1, 2)
-	n.expect(102*ms, ev, sentAck(ev, 1))
+	n.expectAcked(102*ms, ringElection(2, 2, 3, 4, 1, 2), 1)
 }
 
 // A leader that gets the round of a smaller initiator (which suspects it)
@@ -198,9 +181,7 @@ func TestRingLeaderReassertsAgainstSmallerInitiator(t *testing.T) {
 	n.step(100*ms, evSuspect)
 	n.step(101*ms, ringElection(4, 2, 5, 1, 2, 3, 4))
 	n.is(StateLeader, 2, 5)
-	ev := ringElection(4, 3, 2, 3, 4)
-	n.expect(200*ms, ev,
-		sentAck(ev, 2),
+	n.expectAcked(200*ms, ringElection(4, 3, 2, 3, 4), 2,
 		"broadcast COORDINATOR to all (4) term=4",
 		"become-leader term=4",
 		"set-timer heartbeat at 300ms")
@@ -210,8 +191,7 @@ func TestRingLeaderReassertsAgainstSmallerInitiator(t *testing.T) {
 // later term.
 func TestRingLostRoundStartsANewOne(t *testing.T) {
 	n := followerIn(t, AlgorithmRing, key(2), keys(1, 3, 4, 5), key(5))
-	acts := n.step(100*ms, evSuspect)
-	n.step(101*ms, ackOf(3, find(t, acts, "send RING_ELECTION")))
+	n.stepAcked(100*ms, evSuspect, "send RING_ELECTION", 3)
 	n.expect(100*ms+ringRoundWait, fire(TimerCoordinator),
 		"set-timer coordinator at 1s",
 		"send RING_ELECTION to 3 term=3 origin=2 list=[2]",
@@ -221,8 +201,7 @@ func TestRingLostRoundStartsANewOne(t *testing.T) {
 // A round that loses its initiator to a crash ends, and a new one starts.
 func TestRingCrashOfInitiatorStartsANewRound(t *testing.T) {
 	n := followerIn(t, AlgorithmRing, key(3), keys(1, 2, 4, 5), key(5))
-	acts := n.step(100*ms, ringElection(2, 2, 2))
-	n.step(101*ms, ackOf(4, find(t, acts, "send RING_ELECTION")))
+	n.stepAcked(100*ms, ringElection(2, 2, 2), "send RING_ELECTION", 4)
 	n.expect(200*ms, memberDown(2),
 		"set-timer coordinator at 600ms", // 200ms + 2·4·T/2: the ring lost 2
 		"send RING_ELECTION to 4 term=3 origin=3 list=[3]",
@@ -236,9 +215,7 @@ func TestRingHoldingNodePassesWithoutItsNumber(t *testing.T) {
 	n.step(100*ms, evSuspect)
 	n.step(101*ms, ringElection(4, 2, 5, 1, 2, 3, 4))
 	n.step(150*ms, evResign)
-	ev := ringElection(4, 3, 1, 2, 3, 4)
-	n.expect(200*ms, ev,
-		sentAck(ev, 2),
+	n.expectAcked(200*ms, ringElection(4, 3, 1, 2, 3, 4), 2,
 		"send RING_ELECTION to 1 term=3 origin=1 list=[1 2 3 4]")
 	n.is(StateFollower, 2, noLeader)
 	// and 4, which got the RESIGN, still sends to 5.

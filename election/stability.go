@@ -195,7 +195,7 @@ func (c *core) stopConfirm() {
 // only with a majority's acknowledgements, and a node that cannot hear
 // gets no pre-vote to claim with.
 func (c *core) askClaimant(from Key, term uint64) bool {
-	if c.cfg.Textbook || c.quorumOn() || from.ID == c.leader || c.leader == 0 {
+	if c.cfg.Textbook || c.q.on() || from.ID == c.leader || c.leader == 0 {
 		return false
 	}
 	if c.state != StateLeader && !c.healthy() {
@@ -239,7 +239,7 @@ func (c *core) onProbe(m *wire.Message, from Key) {
 		v.Leader, v.Age = 0, wire.MaxAge
 	}
 	news := v.Leader != 0 && v.Leader == m.Leader && v.Age < m.Age
-	if !c.quorumOn() && !news {
+	if !c.q.on() && !news {
 		return
 	}
 	c.emit(Action{Kind: ActSend, To: from.ID, Msg: v, Count: 1})
@@ -324,14 +324,15 @@ func (c *core) hearsLarger() bool {
 // --- pre-vote (quorum mode) ------------------------------------------------------
 
 // prevote: before it elects, a node in quorum mode makes sure that a
-// majority would hear of it and has no leader it must keep. It sends
+// majority would hear of it and has no leader it must keep (outside
+// quorum mode it elects at once). It sends
 // rounds of probeRounds PROBEs over ConfirmTimeout, then waits (twice as
 // long after each round, up to SuspectAfter) before the next round; a
 // grant counts for SuspectAfter after it arrived, whichever round it
 // answered, so that a round trip longer than a round still counts.
 func (c *core) prevote() {
 	s := &c.st
-	if c.cfg.Textbook || c.cfg.UnsafeNoPrevote || c.majority() <= 1 || c.now < s.grantedUntil {
+	if !c.q.on() || c.cfg.Textbook || c.cfg.UnsafeNoPrevote || c.majority() <= 1 || c.now < s.grantedUntil {
 		c.e.elect()
 		return
 	}

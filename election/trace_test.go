@@ -633,7 +633,7 @@ func (w *traceNet) step(n *traceNode, ev Event) {
 			} else {
 				w.queue = append(w.queue, envelope{a.To, a.Msg})
 			}
-			w.logf("%d -> %d %v term=%d%s%s%s", n.key.ID, a.To, a.Msg.Type, a.Msg.Term, msgBody(&a.Msg), prio, lost)
+			w.logf("%d -> %d %v term=%d%s%s%s", n.key.ID, a.To, a.Msg.Type, a.Msg.Term, a.Msg.AppendBody(nil, ""), prio, lost)
 		case ActBroadcast:
 			n.seq++
 			a.Msg.Seq = n.seq
@@ -707,29 +707,6 @@ func (w *traceNet) advance(d time.Duration) {
 		w.stabilize()
 	}
 	w.now = end
-}
-
-// msgBody describes the body of a ring-family message.
-func msgBody(m *wire.Message) string {
-	switch m.Type {
-	case wire.TypeRingElection, wire.TypeRingCoordinator:
-		ids := make([]string, len(m.List))
-		for i, e := range m.List {
-			ids[i] = strconv.FormatUint(e.ID, 10)
-		}
-		return fmt.Sprintf(" origin=%d list=[%s]", m.Origin, strings.Join(ids, " "))
-	case wire.TypeCRElection, wire.TypeCRElected:
-		return fmt.Sprintf(" cand=%d", m.CandID)
-	case wire.TypeHSProbe, wire.TypeHSReply:
-		dir := "left"
-		if m.Dir == wire.DirRight {
-			dir = "right"
-		}
-		return fmt.Sprintf(" cand=%d phase=%d hops=%d %s", m.CandID, m.Phase, m.Hops, dir)
-	case wire.TypeHeartbeatAck:
-		return fmt.Sprintf(" ack=%d", m.AckSeq)
-	}
-	return ""
 }
 
 func (n *traceNode) status() string {

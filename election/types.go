@@ -41,12 +41,7 @@ const (
 
 var stateNames = [...]string{"starting", "follower", "candidate", "leader", "conflict"}
 
-func (s State) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("state(%d)", s)
-}
+func (s State) String() string { return enumName(stateNames[:], s, "state") }
 
 // TimerKind names one of the machine's timers. At most one timer of each
 // kind is armed at a time; setting it again moves its deadline.
@@ -74,12 +69,7 @@ const NumTimers = int(numTimers)
 
 var timerNames = [...]string{"startup", "answer", "coordinator", "heartbeat", "suspect", "preempt", "holdoff", "lease", "confirm", "prevote", "resend"}
 
-func (t TimerKind) String() string {
-	if int(t) < len(timerNames) {
-		return timerNames[t]
-	}
-	return fmt.Sprintf("timer(%d)", t)
-}
+func (t TimerKind) String() string { return enumName(timerNames[:], t, "timer") }
 
 // EventKind says what happened.
 type EventKind uint8
@@ -99,12 +89,7 @@ const (
 
 var eventNames = [...]string{"start", "message", "timer", "member-up", "member-down", "suspect-leader", "resign", "set-priority", "conflict"}
 
-func (e EventKind) String() string {
-	if int(e) < len(eventNames) {
-		return eventNames[e]
-	}
-	return fmt.Sprintf("event(%d)", e)
-}
+func (e EventKind) String() string { return enumName(eventNames[:], e, "event") }
 
 // Event is the input of Step.
 type Event struct {
@@ -131,11 +116,15 @@ const (
 
 var actionNames = [...]string{"send", "broadcast", "set-timer", "cancel-timer", "become-leader", "follow"}
 
-func (a ActionKind) String() string {
-	if int(a) < len(actionNames) {
-		return actionNames[a]
+func (a ActionKind) String() string { return enumName(actionNames[:], a, "action") }
+
+// enumName is the name of v, one of the enums above, in names; a value
+// past them is written kind(v).
+func enumName[T ~uint8](names []string, v T, kind string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("action(%d)", a)
+	return fmt.Sprintf("%s(%d)", kind, uint8(v))
 }
 
 // Scope says who a broadcast is for. Over multicast the packet reaches

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -602,7 +601,7 @@ func (s *Sim) deliver(n *node, pkt []byte, pseq uint32) {
 	}
 	s.Stats.Delivered++
 	if s.cfg.Trace != nil {
-		s.tracef("n%d recv %s from n%d term=%d%s", n.key.ID, s.msg.Type, s.msg.From, s.msg.Term, body(&s.msg))
+		s.tracef("n%d recv %s from n%d term=%d%s", n.key.ID, s.msg.Type, s.msg.From, s.msg.Term, s.msg.AppendBody(nil, "n"))
 	}
 	s.step(n, election.Event{Kind: election.EvMessage, Msg: s.msg})
 }
@@ -675,7 +674,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 			s.Stats.Packets[a.Msg.Type]++
 			s.Stats.Unicast[a.Msg.Type]++
 			if s.cfg.Trace != nil {
-				s.tracef("n%d send %s to n%d term=%d%s", n.key.ID, a.Msg.Type, a.To, a.Msg.Term, body(&a.Msg))
+				s.tracef("n%d send %s to n%d term=%d%s", n.key.ID, a.Msg.Type, a.To, a.Msg.Term, a.Msg.AppendBody(nil, "n"))
 			}
 			if j := s.index(a.To); j >= 0 {
 				s.transmit(n, j, &a.Msg, nil)
@@ -812,33 +811,6 @@ func (s *Sim) transmit(n *node, j int, m *wire.Message, mc *multicast) {
 		}
 		s.push(&event{at: s.now + d, kind: evDeliver, node: j, gen: to.gen, pkt: slices.Clone(s.buf)})
 	}
-}
-
-// body describes the body of a ring-family message for the trace ("" for
-// the others).
-func body(m *wire.Message) string {
-	switch m.Type {
-	case wire.TypeRingElection, wire.TypeRingCoordinator:
-		var b strings.Builder
-		fmt.Fprintf(&b, " origin=n%d list=[", m.Origin)
-		for i, e := range m.List {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			fmt.Fprintf(&b, "%d", e.ID)
-		}
-		b.WriteByte(']')
-		return b.String()
-	case wire.TypeCRElection, wire.TypeCRElected:
-		return fmt.Sprintf(" cand=n%d", m.CandID)
-	case wire.TypeHSProbe, wire.TypeHSReply:
-		dir := "left"
-		if m.Dir == wire.DirRight {
-			dir = "right"
-		}
-		return fmt.Sprintf(" cand=n%d phase=%d hops=%d %s", m.CandID, m.Phase, m.Hops, dir)
-	}
-	return ""
 }
 
 func (s *Sim) push(e *event) {

@@ -1,5 +1,6 @@
 // Package wire is lanleader's binary election-message format: it turns a
-// [Message] into the bytes of one datagram and back, and does nothing else.
+// [Message] into the bytes of one datagram and back, and does nothing else
+// but write a message's body as text for traces ([Message.AppendBody]).
 //
 // # Encoding
 //

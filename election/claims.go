@@ -1,0 +1,153 @@
+package election
+
+import (
+	"github.com/lanleader/lanleader/wire"
+)
+
+// This file is the messages the core handles itself, whatever the
+// algorithm: claims to lead (COORDINATOR, HEARTBEAT), RESIGN, and the
+// quorum mode's and the stability's messages, passed on to quorum.go and
+// stability.go. The algorithm's own messages go to its elector.
+
+func (c *core) onMessage(m *wire.Message) {
+	if m.From == c.self.ID || m.From == 0 || m.Term > MaxTerm || m.Term > max(c.term, c.maxSeen)+MaxTermJump {
+		return
+	}
+	if m.Term > c.maxSeen {
+		c.maxSeen = m.Term
+	}
+	k := Key{Priority: m.Priority, ID: m.From}
+	// (A HEARTBEAT_ACK does not teach keys: quorum-mode followers send
+	// one for every claim, and a follower that wakes from a pause acks its
+	// backlog under the key it had before a change it has yet to handle;
+	// the leader would keep that stale key, as it hears nothing else from
+	// a node that now runs for election on the ring.)
+	if old, ok := c.members[k.ID]; ok && old != k && m.Type != wire.TypeHeartbeatAck {
+		c.members[k.ID] = k
+		c.keysChanged()
+	}
+	// It speaks, so it is no longer suspected; a resign hold-off is a
+	// promise of silence, so it stands until it ends.
+	c.unsuspect(k.ID)
+	if c.state == StateLeader && m.Term > c.term && (m.Type == wire.TypeAnswer || m.Type == wire.TypeResign) {
+		// Someone has seen a later term than ours (a leader that has since
+		// died): our claims would look stale to it. Lead on under a fresh
+		// term so that everyone can follow.
+		c.becomeLeader()
+	}
+	switch m.Type {
+	case wire.TypeCoordinator, wire.TypeHeartbeat:
+		// Quorum mode counts the claims of the leadership followed (a
+		// HEARTBEAT shows it holds a lease, before it is followed), and
+		// acknowledges them.
+		counted := c.accepts(k, m.Term) && c.q.countClaim(m)
+		c.onClaim(k, m.Term)
+		if c.leader == k.ID && c.term == m.Term {
+			c.ackClaim(k, m, counted)
+		}
+	case wire.TypeHeartbeatAck:
+		c.onAck(m)
+	case wire.TypeResign:
+		c.onResign(k, m.Term)
+	case wire.TypeProbe:
+		c.onProbe(m, k)
+	case wire.TypeVouch:
+		c.onVouch(m, k)
+	default:
+		c.e.onMessage(m, k)
+	}
+}
+
+// accepts reports whether a claim of key from to lead with term is
+// recognised: a higher term wins; on an equal term the larger key wins; a
+// node never recognises two leaders of one term unless the second is
+// larger.
+func (c *core) accepts(from Key, term uint64) bool {
+	return term > c.term ||
+		term == c.term && (c.termLeader == 0 || from.ID == c.termLeader || c.termLeaderKey.Less(from))
+}
+
+// leaderKey is the key of the leader followed, as membership knows it now.
+func (c *core) leaderKey() Key {
+	if k, ok := c.members[c.leader]; ok {
+		return k
+	}
+	return c.termLeaderKey
+}
+
+// onClaim handles COORDINATOR and HEARTBEAT, both a claim to lead with a
+// term (and the ring family's announcements, relayed on the ring). A
+// higher term wins; on an equal term the larger key wins; a node never
+// recognises two leaders of one term unless the second is larger.
+func (c *core) onClaim(from Key, term uint64) {
+	if !c.cfg.Textbook && c.state == StateFollower && from.ID != c.leader && c.healthy() && from.Less(c.leaderKey()) {
+		// Stickiness: the leader followed is heard, and this claimant could
+		// not take over from it. A node that cannot hear claims like this.
+		// A later term is a reason to ask the leader, though: what this
+		// node last heard of it may be old news (packets that waited while
+		// this node was paused), and the others may have elected since
+		// (the simulator's seed 1935: a paused node woke to a dead
+		// leader's late heartbeat and, with phi's window stretched by the
+		// pause, ignored the new leader for seconds). Bully only: in the
+		// ring family the elections this starts raced the ring's own and
+		// kept a few random schedules from converging.
+		if term > c.term && c.cfg.Algorithm == AlgorithmBully {
+			c.confirmSuspicion(true)
+		}
+		return
+	}
+	if !c.accepts(from, term) {
+		if c.state == StateLeader && c.q.awaitingMajority() && term == c.term && !c.cfg.Textbook {
+			// A split vote: a smaller claimant of our own term holds votes
+			// that our claim needs, and its voters vote no more in this
+			// term. Claim again under a fresh term at once rather than at
+			// the end of ClaimWait: they follow us, and vote in it.
+			c.becomeLeader()
+			return
+		}
+		if c.state == StateLeader {
+			// A stale or smaller leader: tell it who leads now.
+			c.tellLeader(from.ID)
+		}
+		return
+	}
+	if c.state == StateLeader && c.cfg.Preempt && from.Less(c.self) {
+		// A smaller node claims a later term: we would follow it and at
+		// once take over again. Lead on under a term above its own
+		// instead, without stepping down in between.
+		c.becomeLeader()
+		return
+	}
+	if c.askClaimant(from, term) {
+		return
+	}
+	if c.state == StateCandidate && from.Less(c.self) && (c.e.overrules(from, term) || c.mayPreempt(from)) {
+		// Our own election takes over from this smaller leader (we
+		// preempt it, or we answered an ELECTION and so took the election
+		// over, textbook step 4): note its claim, keep electing.
+		if c.leader != from.ID || c.term != term {
+			c.det.Reset()
+		}
+		c.term = term
+		c.termLeader, c.termLeaderKey = from.ID, from
+		c.leader = from.ID
+		c.observeLeader()
+		return
+	}
+	c.follow(from, term)
+	c.maybePreempt()
+}
+
+func (c *core) onResign(from Key, term uint64) {
+	// The resigner stays out of elections for its hold-off, counted from
+	// when it sent RESIGN. Stop leaving it out a little earlier (T, which
+	// is more than one packet delay) so that it is never left out after it
+	// may have come back: a node that came back is always awaited.
+	if _, ok := c.members[from.ID]; ok || from.ID == c.leader {
+		c.exclude(from.ID, exclusion{until: c.now + c.cfg.ResignHoldoff - c.cfg.AnswerTimeout, resigned: true})
+	}
+	c.q.release(from.ID, term, c.now)
+	if from.ID == c.leader && term >= c.term {
+		c.suspectLeader()
+	}
+}

@@ -1,0 +1,92 @@
+package election
+
+import (
+	"github.com/lanleader/lanleader/wire"
+)
+
+// This file is how the core follows the membership view and this node's
+// own identity: members that join, change their key or go, a priority
+// changed at run time, and a node_id conflict.
+
+func (c *core) onMemberUp(k Key) {
+	if k.ID == c.self.ID || k.ID == 0 {
+		return
+	}
+	c.members[k.ID] = k
+	c.keysChanged()
+	// Back (or never gone): await it in elections again.
+	c.unsuspect(k.ID)
+	// The key of the leadership followed follows membership; that of a
+	// past one stays as it was recognised.
+	if k.ID == c.leader {
+		c.termLeaderKey = k
+		c.maybePreempt()
+	}
+}
+
+func (c *core) onMemberDown(id NodeID) {
+	if id == c.self.ID || id == 0 {
+		return
+	}
+	delete(c.members, id)
+	delete(c.excluded, id)
+	wasLeader := id == c.leader
+	if wasLeader {
+		if c.healthy() && !c.cfg.Textbook {
+			// Membership says it is dead, its heartbeats say otherwise: a
+			// lossy network fools SWIM too, and a leader that really died
+			// is suspected by the detector (SuspectAfter) long before
+			// membership declares it dead (seconds). Follow it on; the
+			// detector judges it, and membership will report it back.
+			wasLeader = false
+		} else {
+			c.suspectLeader()
+		}
+	}
+	c.e.memberDown(id, wasLeader)
+}
+
+func (c *core) onSetPriority(p uint16) {
+	if p == c.self.Priority {
+		return
+	}
+	c.self.Priority = p
+	c.keysChanged()
+	if c.state == StateLeader {
+		c.termLeaderKey = c.self
+		// Tell everyone now rather than at the next heartbeat, so that a
+		// larger node can take over at once.
+		c.tellAll()
+		return
+	}
+	c.maybePreempt()
+}
+
+// onConflict: while another live node has our node_id, neither may lead.
+func (c *core) onConflict(on bool) {
+	if on == c.conflict {
+		return
+	}
+	c.conflict = on
+	if on {
+		if c.state == StateLeader {
+			c.broadcast(wire.TypeResign, ScopeAll, len(c.members))
+			c.cancelTimer(TimerHeartbeat)
+			c.leader = 0
+			c.emit(Action{Kind: ActFollow, Term: c.term})
+		}
+		c.e.stop()
+		c.cancelTimer(TimerStartup)
+		c.stopConfirm()
+		c.stopPrevote()
+		c.state = StateConflict
+		return
+	}
+	if c.leader != 0 {
+		c.setState(StateFollower)
+		c.maybePreempt()
+		return
+	}
+	c.setState(StateFollower)
+	c.startElection()
+}
