@@ -31,9 +31,11 @@ type Agent struct {
 	cluster uint32
 	inc     atomic.Uint32 // incarnation: the Unix second of the start (see auth.go), +1 at each wrap of the sequence
 
-	keys    *authKeys    // nil without a key
-	replay  *replayGuard // nil without a key
-	authLog authLog
+	auth struct {
+		keys   *authKeys    // nil without a key
+		replay *replayGuard // nil without a key
+		log    authLog
+	}
 
 	machine election.Machine
 	tr      *transport
@@ -42,9 +44,11 @@ type Agent struct {
 	joiner  *joiner
 	reg     *prometheus.Registry
 	met     *metrics.Metrics
-	http    *http.Server
-	httpLn  net.Listener
-	gossip  netip.AddrPort // memberlist's advertised address
+	web     struct {
+		srv *http.Server
+		ln  net.Listener
+	}
+	gossip netip.AddrPort // memberlist's advertised address
 
 	pkts     chan packet
 	cmds     chan func()
@@ -60,13 +64,15 @@ type Agent struct {
 	snap atomic.Pointer[Status]
 	view atomic.Pointer[metrics.View]
 
-	sup      *proc.Supervisor // nil without a job
-	hooks    *proc.HookRunner // nil without hooks
-	checks   *proc.Checker    // nil without checks
+	procs struct { // the child processes (package proc)
+		sup    *proc.Supervisor // nil without a job
+		hooks  *proc.HookRunner // nil without hooks
+		checks *proc.Checker    // nil without checks
+		dirty  chan struct{}    // capacity 1: the job's status changed
+	}
 	notify   notifier
-	metaPush metaPush      // the metadata broadcasts (meta.go)
-	jobDirty chan struct{} // capacity 1: the job's status changed
-	syncKick chan syncReq  // capacity 1: exchange state with this member now
+	metaPush metaPush     // the metadata broadcasts (meta.go)
+	syncKick chan syncReq // capacity 1: exchange state with this member now
 
 	loop loopState // owned by the event loop goroutine
 }
@@ -94,7 +100,6 @@ func New(cfg Config) (*Agent, error) {
 		cfg:      cfg,
 		log:      cfg.Logger.With("node", cfg.Name),
 		cluster:  wire.ClusterID(cfg.Cluster),
-		keys:     newAuthKeys(cfg.Key, cfg.AcceptKeys),
 		machine:  m,
 		reg:      prometheus.NewRegistry(),
 		pkts:     make(chan packet, 256),
@@ -103,13 +108,14 @@ func New(cfg Config) (*Agent, error) {
 		loopDone: make(chan struct{}),
 		failure:  failure{ch: make(chan struct{})},
 	}
+	a.auth.keys = newAuthKeys(cfg.Key, cfg.AcceptKeys)
 	a.loop.members = make(map[string]*member)
 	a.loop.savedTerm = cfg.initialTerm
 	a.inc.Store(uint32(started.Unix()))
 	a.loop.seq = startSeq(started)
-	if a.keys != nil {
-		a.replay = newReplayGuard()
-		a.loop.mac = wire.NewMAC(a.keys.election[0])
+	if a.auth.keys != nil {
+		a.auth.replay = newReplayGuard()
+		a.loop.mac = wire.NewMAC(a.auth.keys.election[0])
 	}
 	a.loop.peers = make(map[uint64]peer)
 	a.loop.kicked = make(map[string]time.Duration)
@@ -119,10 +125,10 @@ func New(cfg Config) (*Agent, error) {
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
 	if len(cfg.Job) > 0 {
-		a.sup = newSupervisor(a)
+		a.procs.sup = newSupervisor(a)
 	}
 	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
-		a.hooks = newHookRunner(a)
+		a.procs.hooks = newHookRunner(a)
 	}
 	for _, c := range cfg.Checks {
 		a.loop.checks = append(a.loop.checks, CheckStatus{Command: c, OK: true, Weight: cfg.CheckWeight})
@@ -130,7 +136,7 @@ func New(cfg Config) (*Agent, error) {
 	a.metaPush.kick = make(chan struct{}, 1)
 	a.syncKick = make(chan syncReq, 1)
 	a.metaPush.repeats = metaRepeats
-	a.jobDirty = make(chan struct{}, 1)
+	a.procs.dirty = make(chan struct{}, 1)
 	a.notify = newNotifier(a.log.Warn)
 	return a, nil
 }
@@ -196,8 +202,8 @@ func (a *Agent) firstChecks() error {
 	if len(cfg.Checks) == 0 {
 		return nil
 	}
-	a.checks = proc.NewChecker(cfg.Checks, cfg.CheckInterval, hookEnv(cfg, "starting", 0, 0))
-	for _, r := range a.checks.First() {
+	a.procs.checks = proc.NewChecker(cfg.Checks, cfg.CheckInterval, hookEnv(cfg, "starting", 0, 0))
+	for _, r := range a.procs.checks.First() {
 		c := &a.loop.checks[r.Index]
 		c.OK, c.Last, c.Detail = r.OK, r.At.UTC().Format(timeFormat), r.Detail
 		if !r.OK {
@@ -243,7 +249,7 @@ func electionIP(bind netip.AddrPort) (netip.Addr, *net.Interface, error) {
 func (a *Agent) openSockets(ip netip.Addr, ifi *net.Interface) (err error) {
 	cfg := &a.cfg
 	if cfg.HTTP != "" {
-		if a.httpLn, err = net.Listen("tcp", cfg.HTTP); err != nil {
+		if a.web.ln, err = net.Listen("tcp", cfg.HTTP); err != nil {
 			return listenError("http", cfg.HTTP, err)
 		}
 	}
@@ -266,7 +272,7 @@ func (a *Agent) openSockets(ip netip.Addr, ifi *net.Interface) (err error) {
 func (a *Agent) startMemberlist(bind netip.AddrPort, ip netip.Addr) (err error) {
 	a.del = &delegate{queue: newEventQueue()}
 	a.setMeta()
-	mc, err := memberlistConfig(&a.cfg, bind, a.del, a.keys)
+	mc, err := memberlistConfig(&a.cfg, bind, a.del, a.auth.keys)
 	if err != nil {
 		return err
 	}
@@ -318,8 +324,8 @@ func (a *Agent) logStart() {
 			a.log.Warn("quorum mode without --state-file: the votes of this node are lost when it restarts, so one term (the job's fencing token) could be given to two leaders, one after the other; leases still never overlap")
 		}
 	}
-	if a.httpLn != nil {
-		if ap, err := netip.ParseAddrPort(a.httpLn.Addr().String()); err == nil && !ap.Addr().IsLoopback() {
+	if a.web.ln != nil {
+		if ap, err := netip.ParseAddrPort(a.web.ln.Addr().String()); err == nil && !ap.Addr().IsLoopback() {
 			a.log.Warn("the HTTP listener is reachable beyond this host: /status and /metrics are readable from the network", "http", a.HTTPAddr())
 		}
 	}
@@ -335,22 +341,22 @@ func (a *Agent) startWorkers() {
 		a.readers.Add(1)
 		go a.read(a.tr.multi)
 	}
-	if a.httpLn != nil {
-		a.http = a.newHTTPServer()
-		go a.http.Serve(a.httpLn)
+	if a.web.ln != nil {
+		a.web.srv = a.newHTTPServer()
+		go a.web.srv.Serve(a.web.ln)
 	}
 	a.running.Store(true)
 	go a.run()
 	go a.metaPusher()
 	go a.syncer()
-	if a.sup != nil {
-		go a.sup.Run()
+	if a.procs.sup != nil {
+		go a.procs.sup.Run()
 	}
-	if a.hooks != nil {
-		go a.hooks.Run()
+	if a.procs.hooks != nil {
+		go a.procs.hooks.Run()
 	}
-	if a.checks != nil {
-		a.checks.Start(func(r proc.CheckResult) { a.call(func() { a.onCheck(r) }) })
+	if a.procs.checks != nil {
+		a.procs.checks.Start(func(r proc.CheckResult) { a.call(func() { a.onCheck(r) }) })
 	}
 }
 
@@ -374,10 +380,10 @@ func (a *Agent) ElectionAddr() netip.AddrPort { return a.tr.local }
 
 // HTTPAddr is the HTTP listener's address, "" when it is off.
 func (a *Agent) HTTPAddr() string {
-	if a.httpLn == nil {
+	if a.web.ln == nil {
 		return ""
 	}
-	return a.httpLn.Addr().String()
+	return a.web.ln.Addr().String()
 }
 
 // Done is closed when the event loop has ended.
@@ -405,10 +411,10 @@ func (a *Agent) resign() (led bool, term uint64) {
 
 // Job is the job's status, nil without a job.
 func (a *Agent) Job() *JobStatus {
-	if a.sup == nil {
+	if a.procs.sup == nil {
 		return nil
 	}
-	return a.sup.Status()
+	return a.procs.sup.Status()
 }
 
 // call runs f on the event loop and waits for it; after the loop ended it

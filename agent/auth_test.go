@@ -383,7 +383,7 @@ func keyedAgent(tb testing.TB) *Agent {
 // packets/s flood adds.
 func BenchmarkAccept(b *testing.B) {
 	a := keyedAgent(b)
-	macs := a.keys.macs()
+	macs := a.auth.keys.macs()
 	junk := make([]byte, 1024)
 	rand.Read(junk)
 	coord := wire.Message{Type: wire.TypeCoordinator, Cluster: a.cluster, From: 99, Priority: 65535, Term: 1 << 40}
@@ -416,7 +416,7 @@ func BenchmarkAccept(b *testing.B) {
 // seeds are signed packets; the fuzzer cannot forge one).
 func FuzzAccept(f *testing.F) {
 	a := keyedAgent(f)
-	macs := a.keys.macs()
+	macs := a.auth.keys.macs()
 	for _, typ := range []wire.Type{wire.TypeCoordinator, wire.TypeHeartbeat, wire.TypeElection} {
 		m := wire.Message{Type: typ, Cluster: a.cluster, From: 2, Priority: 100, Term: 3, Incarnation: 5, Seq: 1, Claim: 1}
 		plain, _ := m.Append(nil)

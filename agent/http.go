@@ -57,9 +57,9 @@ func (a *Agent) newHTTPServer() *http.Server {
 			json.NewEncoder(w).Encode(ResignAnswer{Error: "resign is accepted only from this host's loopback, and not from a web page"})
 			return
 		}
-		if a.keys != nil {
+		if a.auth.keys != nil {
 			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || !a.keys.resignAllowed(strings.TrimSpace(tok)) {
+			if !ok || !a.auth.keys.resignAllowed(strings.TrimSpace(tok)) {
 				w.WriteHeader(http.StatusUnauthorized)
 				json.NewEncoder(w).Encode(ResignAnswer{Error: "this agent has a key: resign needs it (lanleader resign --key-file FILE)"})
 				return

@@ -70,7 +70,7 @@ type leadState struct {
 
 // updateJob tells the supervisor what the job should be doing now.
 func (a *Agent) updateJob() {
-	if a.sup == nil {
+	if a.procs.sup == nil {
 		return
 	}
 	l := &a.loop
@@ -80,7 +80,7 @@ func (a *Agent) updateJob() {
 		l.gen++
 	}
 	l.wantRun = run
-	a.sup.Set(proc.Want{Run: run, Gen: l.gen, Term: st.Term, Leader: st.Leader})
+	a.procs.sup.Set(proc.Want{Run: run, Gen: l.gen, Term: st.Term, Leader: st.Leader})
 }
 
 // leadershipChanged runs after each step that changed the machine's
@@ -103,7 +103,7 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		// yet. It ends when the previous leader's metadata says its job
 		// is not running, by gossip or by a state exchange with it, the
 		// first of which starts now.
-		if a.sup != nil && a.cfg.Quorum == 0 && prev.Leader != 0 && prev.Leader != a.cfg.NodeID && !l.leaderLost {
+		if a.procs.sup != nil && a.cfg.Quorum == 0 && prev.Leader != 0 && prev.Leader != a.cfg.NodeID && !l.leaderLost {
 			for name, m := range l.members {
 				if m.alive() && m.metaOK && m.meta.NodeID == prev.Leader {
 					l.jobWait, l.jobWaitUntil = name, now+a.cfg.JobGrace+jobWaitMargin
@@ -125,17 +125,17 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 	}
 	a.updateJob()
 
-	if a.hooks != nil {
+	if a.procs.hooks != nil {
 		env := func() []string { return hookEnv(&a.cfg, st.State.String(), st.Term, st.Leader) }
 		firstFollow := !l.followed && st.State == election.StateFollower && st.Leader != 0
 		if becameLeader && a.cfg.OnLeader != "" {
-			a.hooks.Add(proc.Hook{Name: "on_leader", Command: a.cfg.OnLeader, Env: env()})
+			a.procs.hooks.Add(proc.Hook{Name: "on_leader", Command: a.cfg.OnLeader, Env: env()})
 		}
 		if (stoppedLeading || firstFollow) && a.cfg.OnFollower != "" {
-			a.hooks.Add(proc.Hook{Name: "on_follower", Command: a.cfg.OnFollower, Env: env()})
+			a.procs.hooks.Add(proc.Hook{Name: "on_follower", Command: a.cfg.OnFollower, Env: env()})
 		}
 		if logged && a.cfg.OnChange != "" {
-			a.hooks.Add(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env()})
+			a.procs.hooks.Add(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env()})
 		}
 	}
 	if st.State == election.StateLeader || st.State == election.StateFollower && st.Leader != 0 {
@@ -186,7 +186,7 @@ func (a *Agent) beginResign(why string) bool {
 // finishResign sends RESIGN once the job has stopped.
 func (a *Agent) finishResign() {
 	l := &a.loop
-	if !l.resigning || a.sup != nil && !a.sup.Idle() {
+	if !l.resigning || a.procs.sup != nil && !a.procs.sup.Idle() {
 		return
 	}
 	l.resigning = false

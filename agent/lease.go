@@ -39,7 +39,7 @@ func (a *Agent) updateLease(st election.Status) {
 	l := &a.loop
 	// Also while the job stops for a resign or a graceful stop: the node
 	// still holds its lease, and the job its grace period.
-	if a.sup == nil || a.cfg.Quorum == 0 || st.State != election.StateLeader || st.LeaseUntil <= 0 {
+	if a.procs.sup == nil || a.cfg.Quorum == 0 || st.State != election.StateLeader || st.LeaseUntil <= 0 {
 		return
 	}
 	end := a.toMono(st.LeaseUntil)
@@ -47,5 +47,5 @@ func (a *Agent) updateLease(st election.Status) {
 		return
 	}
 	l.leaseMono, l.leaseGen = max(end, l.leaseMono), l.gen
-	a.sup.SetLease(l.leaseMono, l.gen)
+	a.procs.sup.SetLease(l.leaseMono, l.gen)
 }

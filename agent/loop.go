@@ -85,7 +85,7 @@ func (a *Agent) run() {
 			f()
 		case <-l.aux.C:
 			a.onAux()
-		case <-a.jobDirty:
+		case <-a.procs.dirty:
 			l.dirty = true
 		case <-tick.C:
 			a.housekeep()

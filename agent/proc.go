@@ -42,7 +42,7 @@ func newSupervisor(a *Agent) *proc.Supervisor {
 		// The loop republishes /status.
 		Changed: func() {
 			select {
-			case a.jobDirty <- struct{}{}:
+			case a.procs.dirty <- struct{}{}:
 			default:
 			}
 		},

@@ -103,8 +103,8 @@ func (a *Agent) publish() {
 	if l.penalised {
 		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
 	}
-	if a.sup != nil {
-		js := *a.sup.Status()
+	if a.procs.sup != nil {
+		js := *a.procs.sup.Status()
 		if l.jobWait != "" && js.State == "stopped" {
 			js.State = "waiting"
 		}

@@ -25,17 +25,17 @@ func (a *Agent) Stop(ctx context.Context) error {
 		a.notify.send("STOPPING=1")
 		// The job stops first, before RESIGN: the next leader starts its
 		// job at once, and must not find ours still running.
-		if a.sup != nil {
+		if a.procs.sup != nil {
 			a.call(func() {
 				a.loop.haltJob = true
 				a.updateJob()
 			})
-			a.sup.Stop()
+			a.procs.sup.Stop()
 			select {
-			case <-a.sup.Done():
+			case <-a.procs.sup.Done():
 			case <-ctx.Done():
 				a.log.Error("the job did not stop in time: SIGKILL", "err", ctx.Err())
-				a.sup.Kill()
+				a.procs.sup.Kill()
 			}
 		}
 		a.call(func() {
@@ -69,8 +69,8 @@ func (a *Agent) Stop(ctx context.Context) error {
 // KillJob kills the job's process group at once (SIGKILL): for an exit
 // that cannot wait for a graceful stop.
 func (a *Agent) KillJob() {
-	if a.sup != nil {
-		a.sup.Kill()
+	if a.procs.sup != nil {
+		a.procs.sup.Kill()
 	}
 }
 
@@ -118,33 +118,33 @@ type failure struct {
 }
 
 func (a *Agent) shutdown(ctx context.Context) {
-	if a.checks != nil {
-		a.checks.Stop()
+	if a.procs.checks != nil {
+		a.procs.checks.Stop()
 	}
-	if a.sup != nil {
-		a.sup.Stop()
+	if a.procs.sup != nil {
+		a.procs.sup.Stop()
 	}
 	close(a.quit)
 	<-a.loopDone
-	if a.sup != nil {
-		<-a.sup.Done()
+	if a.procs.sup != nil {
+		<-a.procs.sup.Done()
 	}
-	if a.hooks != nil {
+	if a.procs.hooks != nil {
 		// The hooks queued by the last changes (a leader's on_follower)
 		// still run, each within its timeout.
-		a.hooks.Stop()
+		a.procs.hooks.Stop()
 		t := time.NewTimer(a.cfg.HookTimeout + time.Second)
 		select {
-		case <-a.hooks.Done():
+		case <-a.procs.hooks.Done():
 		case <-t.C:
 			a.log.Warn("hooks still queued at exit are not run")
 		}
 		t.Stop()
 	}
 	a.closeAll()
-	if a.http != nil {
+	if a.web.srv != nil {
 		sctx, cancel := context.WithTimeout(ctx, time.Second)
-		a.http.Shutdown(sctx)
+		a.web.srv.Shutdown(sctx)
 		cancel()
 	}
 	a.readers.Wait()
@@ -173,7 +173,7 @@ func (a *Agent) closeAll() {
 	if a.tr != nil {
 		a.tr.close()
 	}
-	if a.httpLn != nil && a.http == nil {
-		a.httpLn.Close()
+	if a.web.ln != nil && a.web.srv == nil {
+		a.web.ln.Close()
 	}
 }

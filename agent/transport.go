@@ -22,8 +22,8 @@ func (a *Agent) read(c pconn) {
 	buf := make([]byte, readBuffer)
 	failures := 0
 	var macs []*wire.MAC // this goroutine's own
-	if a.keys != nil {
-		macs = a.keys.macs()
+	if a.auth.keys != nil {
+		macs = a.auth.keys.macs()
 	}
 	for {
 		n, ttl, src, err := c.readFrom(buf)
@@ -49,7 +49,7 @@ func (a *Agent) read(c pconn) {
 			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}
 		reason, why := a.accept(buf[:n], ttl, &p.msg, macs, at)
-		if why != "" && a.authLog.due() {
+		if why != "" && a.auth.log.due() {
 			a.log.Warn("dropped an election packet that is not authenticated with this cluster's key (one line per 10s at most; lanleader_packets_dropped_total{reason=\"auth\"} counts them)",
 				"from", p.src.String(), "node_id", p.msg.From, "why", why)
 		}
@@ -101,9 +101,9 @@ func (a *Agent) accept(b []byte, ttl int, m *wire.Message, macs []*wire.MAC, at 
 		return "cluster", ""
 	}
 	switch {
-	case a.keys == nil && m.Flags&wire.FlagAuth != 0:
+	case a.auth.keys == nil && m.Flags&wire.FlagAuth != 0:
 		return "auth", "the sender signs its packets (it has a --key-file) and this agent has no key: give every agent the same --key-file"
-	case a.keys == nil:
+	case a.auth.keys == nil:
 	case tag == nil:
 		return "auth", "the packet has no tag: the sender runs without --key-file"
 	case !verify(macs, msg, tag):
@@ -115,7 +115,7 @@ func (a *Agent) accept(b []byte, ttl int, m *wire.Message, macs []*wire.MAC, at 
 		}
 		return "conflict", ""
 	}
-	if a.replay != nil && !a.replay.check(m.From, m.Incarnation, m.Seq, at) {
+	if a.auth.replay != nil && !a.auth.replay.check(m.From, m.Incarnation, m.Seq, at) {
 		return "replay", ""
 	}
 	return "", ""
