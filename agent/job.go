@@ -81,7 +81,7 @@ type supervisor struct {
 	a      *Agent
 	argv   []string
 	grace  time.Duration
-	max    int // failures in window before a hand-over; <0 never
+	max    int // failures in window before a hand-over; 0: never
 	window time.Duration
 	met    *metrics.Metrics
 	log    *slog.Logger

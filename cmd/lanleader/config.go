@@ -243,9 +243,6 @@ var runOptions = []option{
 		n, err := parseInt(v, 0, 1000)
 		if err == nil {
 			s.cfg.JobMaxFailures = int(n)
-			if n == 0 {
-				s.cfg.JobMaxFailures = -1
-			}
 		}
 		return err
 	}},
@@ -360,9 +357,10 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	rf.set.Visit(func(f *flag.Flag) { given[f.Name] = true })
 
 	// The defaults that agent.Config.Fill cannot set, because their zero
-	// value means something: "" is no HTTP listener, false is nopreempt.
+	// value means something: "" is no HTTP listener, false is nopreempt,
+	// 0 job failures is never.
 	s := runSettings{
-		cfg:       agent.Config{HTTP: agent.DefaultHTTP, Preempt: true},
+		cfg:       agent.Config{HTTP: agent.DefaultHTTP, Preempt: true, JobMaxFailures: agent.DefaultJobMaxFailures},
 		logFormat: "text",
 		logLevel:  slog.LevelInfo,
 	}
