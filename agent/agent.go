@@ -91,10 +91,12 @@ type member struct {
 
 func (m *member) alive() bool { return m.status == "alive" || m.status == "suspect" }
 
-// New checks cfg (after filling its defaults) and returns an agent that
-// has opened nothing yet.
+// New checks cfg and returns an agent that has opened nothing yet. It
+// takes cfg as it is: start from DefaultConfig.
 func New(cfg Config) (*Agent, error) {
-	cfg.Fill()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -106,9 +106,10 @@ var adminScoped = netip.MustParsePrefix("239.0.0.0/8")
 // trip through JSON tools that read numbers as doubles (jq, JavaScript).
 const MaxNodeID = 1<<53 - 1
 
-// Config is the configuration of one agent. The zero value, after Fill, is
-// a working agent for this host with preemption and HTTP off; every field
-// says its default.
+// Config is the configuration of one agent. Start from DefaultConfig, a
+// working agent for this host, and change what differs: zero means zero
+// (no HTTP listener, no preemption, a free port), never "the default".
+// Every field says its default, DefaultConfig's value.
 type Config struct {
 	// Name is this node's name in memberlist and /status. Unique in the
 	// cluster. Default: the host name.
@@ -132,8 +133,8 @@ type Config struct {
 	// are refused.
 	Bind string
 	// ElectionPort is the election socket's UDP port, on Bind's address.
-	// Default 7947; 0 means the default, except with Bind port 0, where
-	// it picks a free port too. Every agent of a multicast cluster must
+	// 0 picks a free port (with a Bind of port 0, set it to 0 too).
+	// Default 7947. Every agent of a multicast cluster must
 	// use the same election port.
 	ElectionPort int
 	// Join are memberlist addresses ("host:port", or "host" for port
@@ -142,8 +143,7 @@ type Config struct {
 	// none.
 	Join []string
 	// HTTP is the address of /status, /healthz and /metrics. Empty
-	// disables the listener, and Fill leaves it empty: DefaultConfig and
-	// lanleader run set DefaultHTTP, "127.0.0.1:9947".
+	// disables the listener. Default 127.0.0.1:9947.
 	HTTP string
 
 	// Heartbeat is the leader's heartbeat interval, at least 10ms.
@@ -152,7 +152,8 @@ type Config struct {
 	// SuspectAfter is the fixed detector's timeout after the last
 	// heartbeat, longer than Heartbeat; it is also how long a starting
 	// node listens for a leader before it elects (with either detector).
-	// Default 3 × Heartbeat.
+	// Default 3 × Heartbeat (DefaultSuspectAfter; DeriveTimeouts derives
+	// it again after a change of Heartbeat).
 	SuspectAfter time.Duration
 	// Detector is "fixed" or "phi". Default "fixed".
 	Detector string
@@ -165,12 +166,13 @@ type Config struct {
 	Transport string
 	// Group is the multicast group: in 239.0.0.0/8 (administratively
 	// scoped, kept inside the site by routers) for IPv4, in ff02::/16
-	// (link-local) for IPv6, of Bind's family. Default 239.255.76.76, or
-	// ff02::4c4c when Bind is IPv6.
+	// (link-local) for IPv6, of Bind's family. The zero Addr, the
+	// default, is the default group of Bind's family, chosen by Start:
+	// 239.255.76.76, or ff02::4c4c when Bind is IPv6.
 	Group netip.Addr
 	// Preempt: a node with a larger key takes leadership from a smaller
 	// leader (the textbook bully). false is keepalived's nopreempt.
-	// Fill does not change it: set it (DefaultConfig sets true).
+	// Default true.
 	Preempt bool
 	// PreemptDelay: after it starts, a node waits this long before it
 	// takes over from a smaller leader. Default 0.
@@ -186,15 +188,16 @@ type Config struct {
 	// Lease (quorum mode) is how long after a heartbeat the leader leads
 	// on the acknowledgements of it. A leader that cannot renew it steps
 	// down one Heartbeat before it ends: its job gets SIGTERM then, and
-	// SIGKILL from its guard at the end. Longer than two heartbeats.
-	// Default SuspectAfter + Heartbeat (400ms): two heartbeats may be
-	// lost.
+	// SIGKILL from its guard at the end. Longer than two heartbeats; 0
+	// without quorum. Default 0; in quorum mode SuspectAfter + Heartbeat
+	// (400ms; DefaultLease, DeriveTimeouts): two heartbeats may be lost.
 	Lease time.Duration
 	// LeaseMargin (quorum mode) is how much longer than Lease the
 	// followers wait, after their last acknowledgement, before they
 	// support another leader: it covers the clock-rate drift between
 	// hosts (at least election.MinLeaseMargin(Lease), for 500 ppm) and
-	// the time a job takes to die of SIGKILL. Default Lease/10.
+	// the time a job takes to die of SIGKILL; 0 without quorum. Default
+	// 0; in quorum mode Lease/10 (DefaultLeaseMargin, DeriveTimeouts).
 	LeaseMargin time.Duration
 	// StateFile (quorum mode) is where the agent keeps the last term it
 	// voted in, written and fsynced before it acts on a vote, so that a
@@ -206,9 +209,9 @@ type Config struct {
 	initialTerm uint64
 
 	// DiscoverInterval is the beacon interval while no peer is known; ten
-	// times it once peers are known. 0 means the default, 1s; negative
-	// turns beacons off. Beacons are multicast, so the unicast transport
-	// never sends them.
+	// times it once peers are known. Negative turns beacons off; 0 is
+	// refused. Beacons are multicast, so the unicast transport never
+	// sends them. Default 1s.
 	DiscoverInterval time.Duration
 
 	// Job is the command line of the job run while this node leads
@@ -245,7 +248,8 @@ type Config struct {
 	// interval, lowers the node's priority by CheckWeight until it passes
 	// again (never below 1). Default none.
 	Checks []string
-	// CheckInterval is how often each check runs. Default 2s.
+	// CheckInterval is how often each check runs, at least 100ms.
+	// Default 2s.
 	CheckInterval time.Duration
 	// CheckWeight is what a failing check takes off the priority, 1 to
 	// 65535. Default 50.
@@ -265,8 +269,8 @@ type Config struct {
 	// Each at least MinKeyLen bytes; only with Key. Default none.
 	AcceptKeys [][]byte
 
-	// Logger receives one line per state change. Default: text to stderr
-	// at level info.
+	// Logger receives one line per state change; nil logs nothing.
+	// Default: text to stderr at level info.
 	Logger *slog.Logger
 	// Version is the build's version for lanleader_build_info and
 	// /status. Default "".
@@ -359,73 +363,6 @@ func (c *Config) DeriveTimeouts() {
 	if c.Quorum > 0 {
 		c.Lease = DefaultLease(c.Heartbeat, c.SuspectAfter)
 		c.LeaseMargin = DefaultLeaseMargin(c.Lease)
-	}
-}
-
-// Fill sets the default of every zero field. It reads the host name and
-// machine id for Name and NodeID.
-func (c *Config) Fill() {
-	if c.Name == "" {
-		c.Name, _ = os.Hostname()
-	}
-	if c.NodeID == 0 {
-		c.NodeID = DefaultNodeID()
-	}
-	if c.Priority == 0 {
-		c.Priority = DefaultPriority
-	}
-	if c.Cluster == "" {
-		c.Cluster = DefaultCluster
-	}
-	if c.Bind == "" {
-		c.Bind = net.JoinHostPort("0.0.0.0", strconv.Itoa(DefaultGossipPort))
-	}
-	if c.ElectionPort == 0 && !strings.HasSuffix(c.Bind, ":0") {
-		c.ElectionPort = DefaultElectionPort
-	}
-	if c.Heartbeat == 0 {
-		c.Heartbeat = DefaultHeartbeat
-	}
-	if c.SuspectAfter == 0 {
-		c.SuspectAfter = DefaultSuspectAfter(c.Heartbeat)
-	}
-	if c.Algorithm == "" {
-		c.Algorithm = election.AlgorithmBully
-	}
-	if c.Quorum > 0 {
-		if c.Lease == 0 {
-			c.Lease = DefaultLease(c.Heartbeat, c.SuspectAfter)
-		}
-		if c.LeaseMargin == 0 {
-			c.LeaseMargin = DefaultLeaseMargin(c.Lease)
-		}
-	}
-	if c.Detector == "" {
-		c.Detector = DetectorFixed
-	}
-	if c.Transport == "" {
-		c.Transport = TransportMulticast
-	}
-	if c.DiscoverInterval == 0 {
-		c.DiscoverInterval = DefaultDiscoverInterval
-	}
-	if c.JobGrace == 0 {
-		c.JobGrace = DefaultJobGrace
-	}
-	if c.JobFailureWindow == 0 {
-		c.JobFailureWindow = DefaultJobFailureWindow
-	}
-	if c.HookTimeout == 0 {
-		c.HookTimeout = DefaultHookTimeout
-	}
-	if c.CheckInterval == 0 {
-		c.CheckInterval = DefaultCheckInterval
-	}
-	if c.CheckWeight == 0 {
-		c.CheckWeight = DefaultCheckWeight
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 }
 

@@ -9,10 +9,21 @@ import (
 	"time"
 )
 
+// testConfig is DefaultConfig for a test agent on loopback named name,
+// with node_id id: free ports, the unicast transport (loopback has no
+// multicast), no HTTP listener, a quiet log.
+func testConfig(name string, id uint64) Config {
+	c := DefaultConfig()
+	c.Name, c.NodeID = name, id
+	c.Bind, c.ElectionPort, c.Transport, c.HTTP = "127.0.0.1:0", 0, TransportUnicast, ""
+	c.Logger = quiet()
+	return c
+}
+
 func TestConfigValidate(t *testing.T) {
 	ok := func() Config {
-		c := Config{Name: "a", NodeID: 1, Preempt: true, Bind: "198.18.0.1:7946", Logger: quiet()}
-		c.Fill()
+		c := DefaultConfig()
+		c.Name, c.NodeID, c.Bind, c.Logger = "a", 1, "198.18.0.1:7946", quiet()
 		return c
 	}
 	if err := func() *Config { c := ok(); return &c }().Validate(); err != nil {
@@ -54,7 +65,9 @@ func TestStartRefusesIPv6Binds(t *testing.T) {
 		"[fe80::1]:0":  "bind fe80::1: link-local IPv6 addresses are not supported",
 		"127.0.0.1:0x": `bind "127.0.0.1:0x"`,
 	} {
-		a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: bind, Logger: quiet(), HTTP: ""})
+		c := testConfig("a", 1)
+		c.Priority, c.Bind, c.Transport = 1, bind, TransportMulticast
+		a, err := New(c)
 		if err == nil {
 			err = a.Start()
 		}
@@ -72,7 +85,9 @@ func TestStartRefusesIPv6Binds(t *testing.T) {
 // twice, return at once; Start twice is refused.
 func TestLifecycle(t *testing.T) {
 	mk := func() *Agent {
-		a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast, Logger: quiet()})
+		c := testConfig("a", 1)
+		c.Priority = 1
+		a, err := New(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,8 +138,9 @@ func TestStopBoundedByContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast,
-		Join: []string{ln.Addr().String()}, Logger: quiet()})
+	c := testConfig("a", 1)
+	c.Priority, c.Join = 1, []string{ln.Addr().String()}
+	a, err := New(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,10 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	opt := agent.LocalOptions{Nodes: *nodes, Base: agent.Config{Preempt: true, Heartbeat: *hb, Version: version}}
+	opt := agent.LocalOptions{Nodes: *nodes, Base: func(c *agent.Config) {
+		c.Heartbeat, c.Version = *hb, version
+		c.DeriveTimeouts() // suspect after three of these heartbeats
+	}}
 	if *verbose {
 		opt.Logger = func(i int) *slog.Logger {
 			return slog.New(slog.NewTextHandler(stderr, nil)).With("agent", fmt.Sprintf("node-%d", i+1))
@@ -92,7 +95,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	stamp := func() string { return fmt.Sprintf("%7.3fs", time.Since(start).Seconds()) }
 	fmt.Fprintf(stdout, "%s starting %d agents on 127.0.0.1 (heartbeat %v, suspect after %v; node-%d has the largest key)\n",
-		stamp(), *nodes, *hb, 3**hb, *nodes)
+		stamp(), *nodes, *hb, agent.DefaultSuspectAfter(*hb), *nodes)
 	l, err := agent.StartLocal(opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "lanleader demo: %s\n", oneLineErr(err))
