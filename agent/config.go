@@ -545,14 +545,17 @@ func (c *Config) checkNetwork(p *problems) {
 
 // checkProtocol checks the names of the election's parts and its timing.
 func (c *Config) checkProtocol(p *problems) {
-	if !slices.Contains([]string{DetectorFixed, DetectorPhi}, c.Detector) {
-		p.setting("detector", "%q is not %s", c.Detector, orList([]string{DetectorFixed, DetectorPhi}))
-	}
-	if !slices.Contains(election.Algorithms, c.Algorithm) {
-		p.setting("algorithm", "%q is not %s", c.Algorithm, orList(election.Algorithms))
-	}
-	if !slices.Contains([]string{TransportMulticast, TransportUnicast}, c.Transport) {
-		p.setting("transport", "%q is not %s", c.Transport, orList([]string{TransportMulticast, TransportUnicast}))
+	for _, n := range []struct {
+		setting, value string
+		names          []string
+	}{
+		{"detector", c.Detector, []string{DetectorFixed, DetectorPhi}},
+		{"algorithm", c.Algorithm, election.Algorithms},
+		{"transport", c.Transport, []string{TransportMulticast, TransportUnicast}},
+	} {
+		if !slices.Contains(n.names, n.value) {
+			p.setting(n.setting, "%q is not %s", n.value, orList(n.names))
+		}
 	}
 	if c.Heartbeat < MinHeartbeat {
 		p.setting("heartbeat", "%v is shorter than %v", c.Heartbeat, MinHeartbeat)
