@@ -526,7 +526,7 @@ func (c *Config) checkNetwork(p *problems) {
 	}
 	if c.HTTP != "" {
 		if _, _, err := net.SplitHostPort(c.HTTP); err != nil {
-			p.setting("http", "%q is not host:port", c.HTTP)
+			p.setting("http", `%q is not host:port (like 127.0.0.1:9947) or "off"`, c.HTTP)
 		}
 	}
 	switch g := c.Group; {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 	"reflect"
@@ -197,11 +196,6 @@ func (o option) set(s *settings, v string) error {
 	case hostPortOrOff:
 		if v == "off" {
 			v = ""
-		}
-		if v != "" {
-			if _, _, err := net.SplitHostPort(v); err != nil {
-				return fmt.Errorf(`%q is not host:port (like 127.0.0.1:9947) or "off"`, v)
-			}
 		}
 		f.SetString(v)
 	case multicastIP:
