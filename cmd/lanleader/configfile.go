@@ -46,39 +46,37 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	for i, o := range runOptions {
 		byKey[o.key()], keys[i] = o, o.key()
 	}
+	type fault struct {
+		line int
+		key  string
+		err  error
+	}
 	var wrong []string // unknown or repeated keys
-	seen := map[string]int{}
+	var faults []fault
+	lines := map[string]int{} // of each key's value, by flag name
+	seen := map[string]int{}  // the line of each key
 	for i := 0; i < len(root.Content); i += 2 {
-		k := root.Content[i]
-		if _, ok := byKey[k.Value]; !ok {
+		k, v := root.Content[i], root.Content[i+1]
+		o, known := byKey[k.Value]
+		switch first, again := seen[k.Value]; {
+		case !known:
 			msg := fmt.Sprintf("line %d: unknown key %q", k.Line, k.Value)
 			if s := suggest(k.Value, keys); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			wrong = append(wrong, msg)
-		} else if first, ok := seen[k.Value]; ok {
+		case again:
 			wrong = append(wrong, fmt.Sprintf("line %d: key %q given twice (first at line %d)", k.Line, k.Value, first))
+		default:
+			if err := o.setNode(s, v); err != nil {
+				faults = append(faults, fault{v.Line, k.Value, err})
+			}
+			seen[k.Value], lines[o.flag] = k.Line, v.Line
+			where[o.flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
 		}
-		seen[k.Value] = k.Line
 	}
 	if len(wrong) > 0 {
 		return fail("%s", strings.Join(wrong, "; "))
-	}
-
-	type fault struct {
-		line int
-		msg  string
-	}
-	var faults []fault
-	lines := map[string]int{} // by flag name
-	for i := 0; i < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		o := byKey[k.Value]
-		if err := o.setNode(s, v); err != nil {
-			faults = append(faults, fault{v.Line, fmt.Sprintf("line %d: %s: %v", v.Line, k.Value, err)})
-		}
-		lines[o.flag] = v.Line
-		where[o.flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
 	}
 	// The file's values before the flags: a bad one is told even where a
 	// flag would replace it.
@@ -86,15 +84,14 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	for _, err := range unjoin(c.Validate()) {
 		var se *agent.SettingError
 		if errors.As(err, &se) && lines[se.Setting] > 0 {
-			n := lines[se.Setting]
-			faults = append(faults, fault{n, fmt.Sprintf("line %d: %s: %v", n, strings.ReplaceAll(se.Setting, "-", "_"), se.Err)})
+			faults = append(faults, fault{lines[se.Setting], strings.ReplaceAll(se.Setting, "-", "_"), se.Err})
 		}
 	}
-	if len(faults) > 0 {
-		slices.SortStableFunc(faults, func(a, b fault) int { return cmp.Compare(a.line, b.line) })
-		return fail("%s", faults[0].msg)
+	if len(faults) == 0 {
+		return nil
 	}
-	return nil
+	f := slices.MinFunc(faults, func(a, b fault) int { return cmp.Compare(a.line, b.line) })
+	return fail("line %d: %s: %v", f.line, f.key, f.err)
 }
 
 // yamlMapping is the mapping of a YAML file of one document: nil for a
