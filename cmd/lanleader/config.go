@@ -216,6 +216,9 @@ func (o option) set(s *settings, v string) error {
 			return err
 		}
 	case addrList:
+		if v == "" {
+			break // an empty list
+		}
 		for a := range strings.SplitSeq(v, ",") {
 			if a = strings.TrimSpace(a); a == "" {
 				return fmt.Errorf("empty address in %q", v)

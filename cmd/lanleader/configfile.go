@@ -149,12 +149,20 @@ func (o option) setNode(s *settings, n *yaml.Node) error {
 		if o.kind == argv && len(n.Content) == 0 {
 			return errors.New("empty command")
 		}
-		reflect.ValueOf(s).Elem().FieldByName(o.field).SetZero()
+		items := make([]string, len(n.Content))
 		for i, item := range n.Content {
 			if item = resolve(item); item.Kind != yaml.ScalarNode || item.ShortTag() == "!!null" {
 				return fmt.Errorf("item %d is not %s", i+1, l.item)
 			}
-			if err := o.set(s, item.Value); err != nil {
+			items[i] = item.Value
+		}
+		reflect.ValueOf(s).Elem().FieldByName(o.field).SetZero()
+		if o.kind == addrList {
+			// As on the command line: "a,b" in an item is two addresses.
+			items = []string{strings.Join(items, ",")}
+		}
+		for _, item := range items {
+			if err := o.set(s, item); err != nil {
 				return err
 			}
 		}
