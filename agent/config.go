@@ -307,7 +307,7 @@ func DefaultConfig() Config {
 		// must first learn the heartbeats' jitter.
 		Detector: DetectorFixed,
 		// Bully elects in one round trip (one multicast each way on a LAN);
-		// the rings are there to compare.
+		// a ring election goes round every member.
 		Algorithm: election.AlgorithmBully,
 		// One packet for a message to all; clouds that drop multicast set
 		// unicast.
