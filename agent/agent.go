@@ -77,10 +77,12 @@ type Agent struct {
 	loop loopState // owned by the event loop goroutine
 }
 
-// New checks cfg (after filling its defaults) and returns an agent that
-// has opened nothing yet.
+// New checks cfg and returns an agent that has opened nothing yet. It
+// takes cfg as it is: start from DefaultConfig.
 func New(cfg Config) (*Agent, error) {
-	cfg.Fill()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -181,7 +181,7 @@ func TestDerivedKeysDiffer(t *testing.T) {
 // are dropped and counted under auth or replay, and the leadership does
 // not move; a packet signed with the key is taken, once.
 func TestAuthHostilePackets(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 2, Base: Config{Preempt: true, Key: secretA}})
+	l := startLocal(t, LocalOptions{Nodes: 2, Base: func(c *Config) { c.Key = secretA }})
 	ag := waitLeader(t, l, electBound, 1)
 	victim := l.Agents[0]
 	to := victim.ElectionAddr()
@@ -269,7 +269,8 @@ func TestAuthKeylessCannotJoin(t *testing.T) {
 	}{{"no key", nil}, {"another key", secretB}} {
 		t.Run(other.name, func(t *testing.T) {
 			s := newAgentSet(t)
-			base := Config{Preempt: true, Transport: TransportUnicast, Bind: "127.0.0.1:0", Name: "keyed", NodeID: 1, Key: secretA}
+			base := testConfig("keyed", 1)
+			base.Key = secretA
 			keyed := s.start(0, base)
 			cfg := base
 			cfg.Name, cfg.NodeID, cfg.Key = "other", 2, other.key
@@ -303,7 +304,7 @@ func TestAuthKeylessCannotJoin(t *testing.T) {
 // leader, and drop nothing for auth.
 func TestAuthKeyRotation(t *testing.T) {
 	s := newAgentSet(t)
-	base := Config{Preempt: true, Transport: TransportUnicast, Bind: "127.0.0.1:0"}
+	base := testConfig("", 0) // named below
 	c1 := base
 	c1.Name, c1.NodeID, c1.Key, c1.AcceptKeys = "node-1", 1, secretB, [][]byte{secretA} // rotated
 	a1 := s.start(0, c1)
@@ -326,7 +327,9 @@ func TestAuthKeyRotation(t *testing.T) {
 // TestResignNeedsKey: with a key, POST /resign needs the token derived
 // from it (or from an accepted key); the status endpoints stay GET only.
 func TestResignNeedsKey(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 2, HTTP: true, Base: Config{Preempt: true, Key: secretA, AcceptKeys: [][]byte{secretB}}})
+	l := startLocal(t, LocalOptions{Nodes: 2, HTTP: true, Base: func(c *Config) {
+		c.Key, c.AcceptKeys = secretA, [][]byte{secretB}
+	}})
 	waitLeader(t, l, electBound, 1)
 	leader := l.Agents[1]
 	url := "http://" + leader.HTTPAddr() + "/resign"
@@ -370,7 +373,9 @@ func TestResignNeedsKey(t *testing.T) {
 // run accept, the reader's checks.
 func keyedAgent(tb testing.TB) *Agent {
 	tb.Helper()
-	a, err := New(Config{Name: "bench", NodeID: 1, Priority: 1, Key: secretA, Logger: quiet()})
+	c := testConfig("bench", 1)
+	c.Priority, c.Key = 1, secretA
+	a, err := New(c)
 	if err != nil {
 		tb.Fatal(err)
 	}

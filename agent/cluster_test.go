@@ -119,7 +119,7 @@ func TestFailover(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		for _, mode := range []string{"crash", "graceful"} {
 			t.Run(fmt.Sprintf("%d/%s", n, mode), func(t *testing.T) {
-				l := startLocal(t, LocalOptions{Nodes: n, Base: Config{Preempt: true}})
+				l := startLocal(t, LocalOptions{Nodes: n})
 				top := n - 1
 				first := waitLeader(t, l, electBound, top)
 				if first.Leader != uint64(n) || first.Term == 0 {
@@ -215,7 +215,7 @@ func waitMemberStatus(t *testing.T, l *testCluster, name, status string, timeout
 // TestNoPreempt: with preempt off (keepalived's nopreempt) a returning node
 // with the largest key follows the healthy leader and does not take over.
 func TestNoPreempt(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: false}})
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: func(c *Config) { c.Preempt = false }})
 	first := waitLeader(t, l, electBound, 2)
 	l.Crash(2)
 	second := waitLeader(t, l, failoverBound, 1)
@@ -259,7 +259,7 @@ func TestNoPreempt(t *testing.T) {
 // themselves. When one of the two leaves, the other leads again.
 func TestConflict(t *testing.T) {
 	// node-2 and node-3 both have node_id 7, the largest key.
-	l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: true},
+	l := startLocal(t, LocalOptions{Nodes: 3,
 		NodeID: func(i int) uint64 { return []uint64{1, 7, 7}[i] }})
 	deadline := time.Now().Add(electBound)
 	for {
@@ -302,7 +302,7 @@ func TestConflict(t *testing.T) {
 // memberlist refuses it. It goes to state conflict, says why, and does not
 // lead; the first keeps leading.
 func TestConflictSameName(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 2, Base: Config{Preempt: true}})
+	l := startLocal(t, LocalOptions{Nodes: 2})
 	waitLeader(t, l, electBound, 1)
 	twin := l.cfgs[1]
 	twin.Bind, twin.ElectionPort = "127.0.0.1:0", 0
@@ -340,7 +340,7 @@ func TestConflictSameName(t *testing.T) {
 // TestPhiDetector: with the phi-accrual detector the followers learn the
 // heartbeats' rhythm and still replace a crashed leader.
 func TestPhiDetector(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: true, Detector: DetectorPhi}})
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: func(c *Config) { c.Detector = DetectorPhi }})
 	first := waitLeader(t, l, electBound, 2)
 	// Let the followers' windows fill with a few heartbeats' worth of
 	// arrivals before the crash.
@@ -380,7 +380,7 @@ func TestPhiDetector(t *testing.T) {
 // already leaving, must not claim the leadership the leader gives up.
 func TestLeavingNodeStaysOut(t *testing.T) {
 	for round := range 3 {
-		l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: true}})
+		l := startLocal(t, LocalOptions{Nodes: 3})
 		waitLeader(t, l, electBound, 2)
 		follower, leader := l.StopAsync(1), l.StopAsync(2)
 		<-follower
@@ -404,7 +404,7 @@ func TestLeavingNodeStaysOut(t *testing.T) {
 func TestAlgorithms(t *testing.T) {
 	for _, alg := range election.Algorithms[1:] {
 		t.Run(alg, func(t *testing.T) {
-			l := startLocal(t, LocalOptions{Nodes: 4, Base: Config{Preempt: true, Algorithm: alg}})
+			l := startLocal(t, LocalOptions{Nodes: 4, Base: func(c *Config) { c.Algorithm = alg }})
 			first := waitLeader(t, l, electBound, 3)
 			if got := l.Agents[0].Status().Algorithm; got != alg {
 				t.Errorf("/status algorithm %q, want %q", got, alg)
@@ -441,7 +441,7 @@ func TestAlgorithms(t *testing.T) {
 // part in elections (the others elect among themselves) and both sides
 // log why.
 func TestAlgorithmMismatch(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 3, Base: Config{Preempt: true}})
+	l := startLocal(t, LocalOptions{Nodes: 3})
 	waitLeader(t, l, electBound, 2)
 	l.cfgs[2].Algorithm = election.AlgorithmRing
 	l.Crash(2)

@@ -59,6 +59,9 @@ const (
 	// own within JobFailureWindow before this node hands over (systemd's
 	// StartLimitBurst is 5 too).
 	DefaultJobMaxFailures = 5
+	// MaxJobMaxFailures bounds JobMaxFailures: beyond it a job never hands
+	// over in practice, which 0 says plainly.
+	MaxJobMaxFailures = 1000
 	// DefaultJobFailureWindow is the window JobMaxFailures counts in, and
 	// how long a node that handed over for its job stays at priority 1.
 	DefaultJobFailureWindow = time.Minute
@@ -103,9 +106,10 @@ var adminScoped = netip.MustParsePrefix("239.0.0.0/8")
 // trip through JSON tools that read numbers as doubles (jq, JavaScript).
 const MaxNodeID = 1<<53 - 1
 
-// Config is the configuration of one agent. The zero value, after Fill, is
-// a working agent for this host with preemption and HTTP off; every field
-// says its default.
+// Config is the configuration of one agent. Start from DefaultConfig, a
+// working agent for this host, and change what differs: zero means zero
+// (no HTTP listener, no preemption, a free port), never "the default".
+// Every field says its default, DefaultConfig's value.
 type Config struct {
 	// Name is this node's name in memberlist and /status. Unique in the
 	// cluster. Default: the host name.
@@ -129,8 +133,8 @@ type Config struct {
 	// are refused.
 	Bind string
 	// ElectionPort is the election socket's UDP port, on Bind's address.
-	// Default 7947; 0 means the default, except with Bind port 0, where
-	// it picks a free port too. Every agent of a multicast cluster must
+	// 0 picks a free port (with a Bind of port 0, set it to 0 too).
+	// Default 7947. Every agent of a multicast cluster must
 	// use the same election port.
 	ElectionPort int
 	// Join are memberlist addresses ("host:port", or "host" for port
@@ -139,8 +143,7 @@ type Config struct {
 	// none.
 	Join []string
 	// HTTP is the address of /status, /healthz and /metrics. Empty
-	// disables the listener, and Fill leaves it empty: DefaultConfig and
-	// lanleader run set DefaultHTTP, "127.0.0.1:9947".
+	// disables the listener. Default 127.0.0.1:9947.
 	HTTP string
 
 	// Heartbeat is the leader's heartbeat interval, at least 10ms.
@@ -149,7 +152,8 @@ type Config struct {
 	// SuspectAfter is the fixed detector's timeout after the last
 	// heartbeat, longer than Heartbeat; it is also how long a starting
 	// node listens for a leader before it elects (with either detector).
-	// Default 3 × Heartbeat.
+	// Default 3 × Heartbeat (DefaultSuspectAfter; DeriveTimeouts derives
+	// it again after a change of Heartbeat).
 	SuspectAfter time.Duration
 	// Detector is "fixed" or "phi". Default "fixed".
 	Detector string
@@ -162,12 +166,13 @@ type Config struct {
 	Transport string
 	// Group is the multicast group: in 239.0.0.0/8 (administratively
 	// scoped, kept inside the site by routers) for IPv4, in ff02::/16
-	// (link-local) for IPv6, of Bind's family. Default 239.255.76.76, or
-	// ff02::4c4c when Bind is IPv6.
+	// (link-local) for IPv6, of Bind's family. The zero Addr, the
+	// default, is the default group of Bind's family, chosen by Start:
+	// 239.255.76.76, or ff02::4c4c when Bind is IPv6.
 	Group netip.Addr
 	// Preempt: a node with a larger key takes leadership from a smaller
 	// leader (the textbook bully). false is keepalived's nopreempt.
-	// Fill does not change it: set it (DefaultConfig sets true).
+	// Default true.
 	Preempt bool
 	// PreemptDelay: after it starts, a node waits this long before it
 	// takes over from a smaller leader. Default 0.
@@ -183,15 +188,16 @@ type Config struct {
 	// Lease (quorum mode) is how long after a heartbeat the leader leads
 	// on the acknowledgements of it. A leader that cannot renew it steps
 	// down one Heartbeat before it ends: its job gets SIGTERM then, and
-	// SIGKILL from its guard at the end. Longer than two heartbeats.
-	// Default SuspectAfter + Heartbeat (400ms): two heartbeats may be
-	// lost.
+	// SIGKILL from its guard at the end. Longer than two heartbeats; 0
+	// without quorum. Default 0; in quorum mode SuspectAfter + Heartbeat
+	// (400ms; DefaultLease, DeriveTimeouts): two heartbeats may be lost.
 	Lease time.Duration
 	// LeaseMargin (quorum mode) is how much longer than Lease the
 	// followers wait, after their last acknowledgement, before they
 	// support another leader: it covers the clock-rate drift between
 	// hosts (at least election.MinLeaseMargin(Lease), for 500 ppm) and
-	// the time a job takes to die of SIGKILL. Default Lease/10.
+	// the time a job takes to die of SIGKILL; 0 without quorum. Default
+	// 0; in quorum mode Lease/10 (DefaultLeaseMargin, DeriveTimeouts).
 	LeaseMargin time.Duration
 	// StateFile (quorum mode) is where the agent keeps the last term it
 	// voted in, written and fsynced before it acts on a vote, so that a
@@ -203,9 +209,9 @@ type Config struct {
 	initialTerm uint64
 
 	// DiscoverInterval is the beacon interval while no peer is known; ten
-	// times it once peers are known. 0 means the default, 1s; negative
-	// turns beacons off. Beacons are multicast, so the unicast transport
-	// never sends them.
+	// times it once peers are known. Negative turns beacons off; 0 is
+	// refused. Beacons are multicast, so the unicast transport never
+	// sends them. Default 1s.
 	DiscoverInterval time.Duration
 
 	// Job is the command line of the job run while this node leads
@@ -220,8 +226,8 @@ type Config struct {
 	JobGrace time.Duration
 	// JobMaxFailures: after this many exits of the job on its own within
 	// JobFailureWindow, the node drops to priority 1 for the window and
-	// resigns, so that a healthier node takes over. 0 means the default,
-	// 5; negative: never.
+	// resigns, so that a healthier node takes over. 0 to 1000; 0: never.
+	// Default 5.
 	JobMaxFailures int
 	// JobFailureWindow is the window of JobMaxFailures, and how long the
 	// node stays at priority 1 after it handed over. Default 1m.
@@ -242,7 +248,8 @@ type Config struct {
 	// interval, lowers the node's priority by CheckWeight until it passes
 	// again (never below 1). Default none.
 	Checks []string
-	// CheckInterval is how often each check runs. Default 2s.
+	// CheckInterval is how often each check runs, at least 100ms.
+	// Default 2s.
 	CheckInterval time.Duration
 	// CheckWeight is what a failing check takes off the priority, 1 to
 	// 65535. Default 50.
@@ -262,8 +269,8 @@ type Config struct {
 	// Each at least MinKeyLen bytes; only with Key. Default none.
 	AcceptKeys [][]byte
 
-	// Logger receives one line per state change. Default: text to stderr
-	// at level info.
+	// Logger receives one line per state change; nil logs nothing.
+	// Default: text to stderr at level info.
 	Logger *slog.Logger
 	// Version is the build's version for lanleader_build_info and
 	// /status. Default "".
@@ -271,80 +278,91 @@ type Config struct {
 }
 
 // DefaultConfig is the configuration of an agent with every default, for
-// this host: what lanleader run uses with no flags.
+// this host: what lanleader run uses with no flags. Each field is set, and
+// zero means zero: a caller changes what it needs and leaves the rest. The
+// why of each value is on its constant; the others say it here.
+//
+// Three defaults follow from other fields; DefaultConfig derives them from
+// its own values, and a caller that changes those recomputes them:
+// SuspectAfter, Lease and LeaseMargin follow Heartbeat and Quorum
+// (DeriveTimeouts). The multicast group follows Bind's IP family, and is
+// chosen by Start while Group is the zero Addr.
 func DefaultConfig() Config {
-	c := Config{Preempt: true, HTTP: DefaultHTTP}
-	c.Fill()
+	// The name operators know the host by; unique on a LAN.
+	name, _ := os.Hostname()
+	c := Config{
+		Name: name,
+		// Stable across restarts and reinstalls of the agent, and unique per
+		// host without anyone choosing it (see DefaultNodeID).
+		NodeID:   DefaultNodeID(),
+		Priority: DefaultPriority,
+		Cluster:  DefaultCluster,
+		// Every address, so that the agent starts before the network is
+		// fully configured; it announces the default route's.
+		Bind:         net.JoinHostPort("0.0.0.0", strconv.Itoa(DefaultGossipPort)),
+		ElectionPort: DefaultElectionPort,
+		HTTP:         DefaultHTTP,
+		Heartbeat:    DefaultHeartbeat,
+		// The fixed timeout is predictable and needs no history; phi-accrual
+		// must first learn the heartbeats' jitter.
+		Detector: DetectorFixed,
+		// Bully elects in one round trip (one multicast each way on a LAN);
+		// a ring election goes round every member.
+		Algorithm: election.AlgorithmBully,
+		// One packet for a message to all; clouds that drop multicast set
+		// unicast.
+		Transport: TransportMulticast,
+		// The textbook bully: the largest key leads, so that the hosts an
+		// operator prefers lead whenever they are up.
+		Preempt: true,
+		// PreemptDelay 0: a returning node takes over at once.
+		// Quorum 0: the textbook, for which a LAN needs no cluster size;
+		// quorum mode is chosen with the size.
+		DiscoverInterval: DefaultDiscoverInterval,
+		JobGrace:         DefaultJobGrace,
+		JobMaxFailures:   DefaultJobMaxFailures,
+		JobFailureWindow: DefaultJobFailureWindow,
+		HookTimeout:      DefaultHookTimeout,
+		CheckInterval:    DefaultCheckInterval,
+		CheckWeight:      DefaultCheckWeight,
+		// Standard error, at level info: what systemd's journal collects.
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+	}
+	c.DeriveTimeouts()
 	return c
 }
 
-// Fill sets the default of every zero field. It reads the host name and
-// machine id for Name and NodeID.
-func (c *Config) Fill() {
-	if c.Name == "" {
-		c.Name, _ = os.Hostname()
-	}
-	if c.NodeID == 0 {
-		c.NodeID = DefaultNodeID()
-	}
-	if c.Priority == 0 {
-		c.Priority = DefaultPriority
-	}
-	if c.Cluster == "" {
-		c.Cluster = DefaultCluster
-	}
-	if c.Bind == "" {
-		c.Bind = net.JoinHostPort("0.0.0.0", strconv.Itoa(DefaultGossipPort))
-	}
-	if c.ElectionPort == 0 && !strings.HasSuffix(c.Bind, ":0") {
-		c.ElectionPort = DefaultElectionPort
-	}
-	if c.Heartbeat == 0 {
-		c.Heartbeat = DefaultHeartbeat
-	}
-	if c.SuspectAfter == 0 {
-		c.SuspectAfter = 3 * c.Heartbeat
-	}
-	if c.Algorithm == "" {
-		c.Algorithm = election.AlgorithmBully
-	}
+// DefaultSuspectAfter is the default SuspectAfter for a heartbeat
+// interval: three heartbeats, so that one or two lost in a row are not
+// taken for a failure, and a crashed leader is still replaced within a
+// few tenths of a second with the default heartbeat.
+func DefaultSuspectAfter(heartbeat time.Duration) time.Duration { return 3 * heartbeat }
+
+// DefaultLease is the default Lease (quorum mode) for a heartbeat interval
+// and SuspectAfter: a heartbeat more than SuspectAfter, so that two
+// heartbeats may be lost in a row without a change of leader.
+func DefaultLease(heartbeat, suspectAfter time.Duration) time.Duration {
+	return suspectAfter + heartbeat
+}
+
+// DefaultLeaseMargin is the default LeaseMargin (quorum mode) for a lease:
+// a tenth of it, which leaves a SIGKILLed job time to die, and never less
+// than election.MinLeaseMargin, the clock drift over the lease.
+func DefaultLeaseMargin(lease time.Duration) time.Duration {
+	return max(lease/10, election.MinLeaseMargin(lease))
+}
+
+// DeriveTimeouts sets the timeouts whose defaults follow from Heartbeat and
+// Quorum to those defaults: SuspectAfter (DefaultSuspectAfter), and with
+// Quorum > 0 Lease and LeaseMargin (DefaultLease, DefaultLeaseMargin), 0
+// without. DefaultConfig derives its own so; call it after changing
+// Heartbeat or Quorum, then set any of the three that should differ.
+func (c *Config) DeriveTimeouts() {
+	c.SuspectAfter = DefaultSuspectAfter(c.Heartbeat)
+	c.Lease, c.LeaseMargin = 0, 0
 	if c.Quorum > 0 {
-		if c.Lease == 0 {
-			c.Lease = c.SuspectAfter + c.Heartbeat
-		}
-		if c.LeaseMargin == 0 {
-			c.LeaseMargin = max(c.Lease/10, election.MinLeaseMargin(c.Lease))
-		}
-	}
-	if c.Detector == "" {
-		c.Detector = DetectorFixed
-	}
-	if c.Transport == "" {
-		c.Transport = TransportMulticast
-	}
-	if c.DiscoverInterval == 0 {
-		c.DiscoverInterval = DefaultDiscoverInterval
-	}
-	if c.JobGrace == 0 {
-		c.JobGrace = DefaultJobGrace
-	}
-	if c.JobMaxFailures == 0 {
-		c.JobMaxFailures = DefaultJobMaxFailures
-	}
-	if c.JobFailureWindow == 0 {
-		c.JobFailureWindow = DefaultJobFailureWindow
-	}
-	if c.HookTimeout == 0 {
-		c.HookTimeout = DefaultHookTimeout
-	}
-	if c.CheckInterval == 0 {
-		c.CheckInterval = DefaultCheckInterval
-	}
-	if c.CheckWeight == 0 {
-		c.CheckWeight = DefaultCheckWeight
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		c.Lease = DefaultLease(c.Heartbeat, c.SuspectAfter)
+		c.LeaseMargin = DefaultLeaseMargin(c.Lease)
 	}
 }
 
@@ -378,147 +396,246 @@ func (c *Config) BindAddrPort() (netip.AddrPort, error) {
 	return netip.AddrPort{}, fmt.Errorf("bind %q: want an IP address with an optional port, like 198.18.0.1:7946", s)
 }
 
-// Validate checks every field and names the one at fault. It opens no
-// socket: a port in use or an address not on this host is found by Start.
+// A SettingError is a value of one setting that is wrong whatever the
+// others are: out of its range, not one of its names, malformed. A front
+// end that knows where the value came from (a flag, a line of a file) may
+// name that instead of the setting.
+type SettingError struct {
+	Setting string // the setting, named as lanleader run's flag: "node-id"
+	Err     error  // what is wrong with the value, without the setting's name
+}
+
+func (e *SettingError) Error() string { return e.Setting + ": " + e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// A Range is the range of an integer setting, both ends included.
+type Range struct{ Min, Max int64 }
+
+// OutOfRange is the error for value, the text of an integer outside r.
+func (r Range) OutOfRange(value string) error {
+	return fmt.Errorf("%s out of range %d…%d", value, r.Min, r.Max)
+}
+
+// contains says whether v, of any integer type, is in r.
+func (r Range) contains(v any) bool {
+	n, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+	return err == nil && r.Min <= n && n <= r.Max
+}
+
+// intRanges are the ranges of Config's integer settings.
+var intRanges = map[string]Range{
+	"node-id":          {1, MaxNodeID},
+	"priority":         {1, 65535},
+	"election-port":    {0, 65535},
+	"quorum":           {0, wire.MaxMembers},
+	"job-max-failures": {0, MaxJobMaxFailures},
+	"check-weight":     {1, 65535},
+}
+
+// IntRange is the range Validate holds the integer setting named (as its
+// flag: "priority") to, and false for a setting that is not an integer. A
+// front end that reads a number too large for the field's type says
+// OutOfRange with it.
+func IntRange(setting string) (Range, bool) {
+	r, ok := intRanges[setting]
+	return r, ok
+}
+
+// problems collects what Validate finds.
+type problems []error
+
+// setting records a fault of one setting's value, whatever the others are.
+func (p *problems) setting(name, format string, args ...any) {
+	*p = append(*p, &SettingError{Setting: name, Err: fmt.Errorf(format, args...)})
+}
+
+// relation records a fault of how settings relate, or of one that names
+// itself otherwise.
+func (p *problems) relation(format string, args ...any) {
+	*p = append(*p, fmt.Errorf(format, args...))
+}
+
+// Validate checks every field and names the one at fault, one line each;
+// a fault of a field alone is a *SettingError. It opens no socket: a port
+// in use or an address not on this host is found by Start.
 func (c *Config) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var p problems
+	c.checkIntegers(&p)
+	c.checkIdentity(&p)
+	c.checkNetwork(&p)
+	c.checkProtocol(&p)
+	c.checkQuorum(&p)
+	c.checkProcesses(&p)
+	c.checkKeys(&p)
+	if len(p) == 0 {
+		// The election machine's own cross-checks; the checks above name
+		// the flags of everything an operator can set.
+		if err := c.ElectionConfig().Validate(); err != nil {
+			p = append(p, err)
+		}
+	}
+	return errors.Join(p...)
+}
+
+// checkIntegers holds every integer setting to its range.
+func (c *Config) checkIntegers(p *problems) {
+	for _, f := range []struct {
+		setting string
+		value   any
+	}{
+		{"node-id", c.NodeID}, {"priority", c.Priority}, {"election-port", c.ElectionPort},
+		{"quorum", c.Quorum}, {"job-max-failures", c.JobMaxFailures}, {"check-weight", c.CheckWeight},
+	} {
+		if r := intRanges[f.setting]; !r.contains(f.value) {
+			p.setting(f.setting, "%v", r.OutOfRange(fmt.Sprint(f.value)))
+		}
+	}
+}
+
+// checkIdentity checks the node's and the cluster's names.
+func (c *Config) checkIdentity(p *problems) {
 	if c.Name == "" {
-		bad("name: must not be empty (and the host name is unknown)")
-	}
-	if c.NodeID == 0 || c.NodeID > MaxNodeID {
-		bad("node-id: %d out of range 1…%d", c.NodeID, uint64(MaxNodeID))
-	}
-	if c.Priority == 0 {
-		bad("priority: 0 out of range 1…65535")
+		p.setting("name", "must not be empty (and the host name is unknown)")
 	}
 	if c.Cluster == "" {
-		bad("cluster: must not be empty")
+		p.setting("cluster", "must not be empty")
 	}
+	if len(c.Cluster) > 255 {
+		p.setting("cluster", "%d bytes, at most 255 (it is memberlist's label)", len(c.Cluster))
+	}
+}
+
+// checkNetwork checks the addresses and ports.
+func (c *Config) checkNetwork(p *problems) {
 	bind, err := c.BindAddrPort()
 	if err != nil {
-		errs = append(errs, err)
-	}
-	if c.ElectionPort < 0 || c.ElectionPort > 65535 {
-		bad("election-port: %d out of range 0…65535", c.ElectionPort)
+		*p = append(*p, err)
 	}
 	if err == nil && c.ElectionPort != 0 && int(bind.Port()) == c.ElectionPort {
-		bad("election-port: %d is also the gossip port of bind %s", c.ElectionPort, c.Bind)
+		p.relation("election-port: %d is also the gossip port of bind %s", c.ElectionPort, c.Bind)
 	}
 	for _, j := range c.Join {
 		if _, _, err := net.SplitHostPort(j); err != nil && strings.Contains(j, ":") && !strings.HasPrefix(j, "[") {
 			if _, err2 := netip.ParseAddr(j); err2 != nil {
-				bad("join: %q is not host, host:port or [ipv6]:port", j)
+				p.setting("join", "%q is not host, host:port or [ipv6]:port", j)
 			}
 		}
 		if j == "" {
-			bad("join: empty address")
+			p.setting("join", "empty address")
 		}
 	}
 	if c.HTTP != "" {
 		if _, _, err := net.SplitHostPort(c.HTTP); err != nil {
-			bad("http: %q is not host:port", c.HTTP)
+			p.setting("http", `%q is not host:port (like 127.0.0.1:9947) or "off"`, c.HTTP)
 		}
-	}
-	switch c.Detector {
-	case DetectorFixed, DetectorPhi:
-	default:
-		bad("detector: %q is not fixed or phi", c.Detector)
-	}
-	if !slices.Contains(election.Algorithms, c.Algorithm) {
-		bad("algorithm: %q is not one of %s", c.Algorithm, strings.Join(election.Algorithms, ", "))
-	}
-	switch c.Transport {
-	case TransportMulticast, TransportUnicast:
-	default:
-		bad("transport: %q is not multicast or unicast", c.Transport)
 	}
 	switch g := c.Group; {
 	case !g.IsValid():
 	case g.Is4() && !adminScoped.Contains(g):
-		bad("multicast-group: %v is not an administratively scoped IPv4 group (239.0.0.0/8): packets sent with TTL 255 to another group could be routed off the LAN", g)
+		p.setting("multicast-group", "%v is not an administratively scoped IPv4 group (239.0.0.0/8): packets sent with TTL 255 to another group could be routed off the LAN", g)
 	case g.Is6() && !g.IsLinkLocalMulticast():
-		bad("multicast-group: %v is not a link-local IPv6 group (ff02::/16)", g)
+		p.setting("multicast-group", "%v is not a link-local IPv6 group (ff02::/16)", g)
 	case err == nil && g.Is4() != (bind.Addr().Unmap().Is4() || bind.Addr().IsUnspecified() && bind.Addr().Is4()):
-		bad("multicast-group: %v and bind %v are not of one IP family", g, bind.Addr())
+		p.relation("multicast-group: %v and bind %v are not of one IP family", g, bind.Addr())
+	}
+	if c.DiscoverInterval == 0 {
+		p.setting("discover-interval", "0 would beacon without pause; a negative interval turns the beacons off")
+	}
+}
+
+// checkProtocol checks the names of the election's parts and its timing.
+func (c *Config) checkProtocol(p *problems) {
+	for _, n := range []struct {
+		setting, value string
+		names          []string
+	}{
+		{"detector", c.Detector, []string{DetectorFixed, DetectorPhi}},
+		{"algorithm", c.Algorithm, election.Algorithms},
+		{"transport", c.Transport, []string{TransportMulticast, TransportUnicast}},
+	} {
+		if !slices.Contains(n.names, n.value) {
+			p.setting(n.setting, "%q is not %s", n.value, orList(n.names))
+		}
 	}
 	if c.Heartbeat < MinHeartbeat {
-		bad("heartbeat: %v is shorter than %v", c.Heartbeat, MinHeartbeat)
+		p.setting("heartbeat", "%v is shorter than %v", c.Heartbeat, MinHeartbeat)
 	}
 	if c.SuspectAfter <= c.Heartbeat {
-		bad("suspect-after: %v must be longer than heartbeat (%v), or every gap between heartbeats is a failure", c.SuspectAfter, c.Heartbeat)
+		p.relation("suspect-after: %v must be longer than heartbeat (%v), or every gap between heartbeats is a failure", c.SuspectAfter, c.Heartbeat)
 	}
 	if c.PreemptDelay < 0 {
-		bad("preempt-delay: %v must not be negative", c.PreemptDelay)
+		p.setting("preempt-delay", "%v must not be negative", c.PreemptDelay)
 	}
-	if c.Quorum < 0 || c.Quorum > wire.MaxMembers {
-		bad("quorum: %d out of range 0…%d", c.Quorum, wire.MaxMembers)
+}
+
+// orList is names as "a, b or c".
+func orList(names []string) string {
+	last := len(names) - 1
+	if last == 0 {
+		return names[0]
 	}
+	return strings.Join(names[:last], ", ") + " or " + names[last]
+}
+
+// checkQuorum checks the lease of quorum mode, and that its settings are
+// given only with it.
+func (c *Config) checkQuorum(p *problems) {
 	if c.Quorum > 0 {
 		if c.Lease <= 2*c.Heartbeat {
-			bad("lease: %v must be longer than two heartbeats (%v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat)
+			p.relation("lease: %v must be longer than two heartbeats (%v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat)
 		}
 		if m := election.MinLeaseMargin(c.Lease); c.LeaseMargin < m {
-			bad("lease-margin: %v is less than %v, the clock drift of %v ppm over a lease of %v", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease)
+			p.relation("lease-margin: %v is less than %v, the clock drift of %v ppm over a lease of %v", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease)
 		}
-	} else {
-		if c.Lease != 0 {
-			bad("lease: only with quorum (--quorum N)")
-		}
-		if c.LeaseMargin != 0 {
-			bad("lease-margin: only with quorum (--quorum N)")
-		}
-		if c.StateFile != "" {
-			bad("state-file: only with quorum (--quorum N)")
+		return
+	}
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{{"lease", c.Lease != 0}, {"lease-margin", c.LeaseMargin != 0}, {"state-file", c.StateFile != ""}} {
+		if s.set {
+			p.relation("%s: only with quorum (--quorum N)", s.name)
 		}
 	}
+}
+
+// checkProcesses checks the job, the hooks and the health checks.
+func (c *Config) checkProcesses(p *problems) {
 	if len(c.Job) > 0 && c.Job[0] == "" {
-		bad("job: empty command name")
+		p.setting("job", "empty command name")
 	}
-	if c.JobGrace < 0 {
-		bad("job-grace: %v must not be negative", c.JobGrace)
-	}
-	if c.JobFailureWindow < 0 {
-		bad("job-failure-window: %v must not be negative", c.JobFailureWindow)
-	}
-	if c.HookTimeout < 0 {
-		bad("hook-timeout: %v must not be negative", c.HookTimeout)
+	for _, d := range []struct {
+		setting string
+		d       time.Duration
+	}{{"job-grace", c.JobGrace}, {"job-failure-window", c.JobFailureWindow}, {"hook-timeout", c.HookTimeout}} {
+		if d.d < 0 {
+			p.setting(d.setting, "%v must not be negative", d.d)
+		}
 	}
 	for _, ch := range c.Checks {
 		if strings.TrimSpace(ch) == "" {
-			bad("check: empty command")
+			p.setting("check", "empty command")
 		}
 	}
-	if c.CheckInterval < 0 {
-		bad("check-interval: %v must not be negative", c.CheckInterval)
-	} else if c.CheckInterval > 0 && c.CheckInterval < MinCheckInterval {
-		bad("check-interval: %v is shorter than %v", c.CheckInterval, MinCheckInterval)
+	if c.CheckInterval < MinCheckInterval {
+		p.setting("check-interval", "%v is shorter than %v", c.CheckInterval, MinCheckInterval)
 	}
-	if c.CheckWeight < 0 || c.CheckWeight > 65535 {
-		bad("check-weight: %d out of range 1…65535", c.CheckWeight)
-	}
+}
+
+// checkKeys checks the lengths of the keys, and that older keys come with
+// a key to sign with.
+func (c *Config) checkKeys(p *problems) {
 	if len(c.Key) > 0 && len(c.Key) < MinKeyLen {
-		bad("key-file: the key is %d bytes, want at least %d", len(c.Key), MinKeyLen)
+		p.setting("key-file", "the key is %d bytes, want at least %d", len(c.Key), MinKeyLen)
 	}
 	if len(c.AcceptKeys) > 0 && len(c.Key) == 0 {
-		bad("accept-key-file: needs --key-file (the key this agent signs with)")
+		p.relation("accept-key-file: needs --key-file (the key this agent signs with)")
 	}
 	for _, k := range c.AcceptKeys {
 		if len(k) < MinKeyLen {
-			bad("accept-key-file: the key is %d bytes, want at least %d", len(k), MinKeyLen)
+			p.setting("accept-key-file", "the key is %d bytes, want at least %d", len(k), MinKeyLen)
 		}
 	}
-	if len(c.Cluster) > 255 {
-		bad("cluster: %d bytes, at most 255 (it is memberlist's label)", len(c.Cluster))
-	}
-	if len(errs) == 0 {
-		// The election machine's own cross-checks; the checks above name
-		// the flags of everything an operator can set.
-		if e := c.ElectionConfig().Validate(); e != nil {
-			errs = append(errs, e)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // ElectionConfig is the election machine's configuration for this agent.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"strings"
@@ -9,10 +10,21 @@ import (
 	"time"
 )
 
+// testConfig is DefaultConfig for a test agent on loopback named name,
+// with node_id id: free ports, the unicast transport (loopback has no
+// multicast), no HTTP listener, a quiet log.
+func testConfig(name string, id uint64) Config {
+	c := DefaultConfig()
+	c.Name, c.NodeID = name, id
+	c.Bind, c.ElectionPort, c.Transport, c.HTTP = "127.0.0.1:0", 0, TransportUnicast, ""
+	c.Logger = quiet()
+	return c
+}
+
 func TestConfigValidate(t *testing.T) {
 	ok := func() Config {
-		c := Config{Name: "a", NodeID: 1, Preempt: true, Bind: "198.18.0.1:7946", Logger: quiet()}
-		c.Fill()
+		c := DefaultConfig()
+		c.Name, c.NodeID, c.Bind, c.Logger = "a", 1, "198.18.0.1:7946", quiet()
 		return c
 	}
 	if err := func() *Config { c := ok(); return &c }().Validate(); err != nil {
@@ -46,6 +58,69 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// TestDefaultConfig: the defaults are valid on their own, the derived
+// ones follow their fields, and zero means zero: New refuses the zero
+// Config instead of filling it.
+func TestDefaultConfig(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("DefaultConfig: %v", err)
+	}
+	if c.SuspectAfter != 3*DefaultHeartbeat || c.Lease != 0 || c.LeaseMargin != 0 || c.ElectionPort != DefaultElectionPort || c.HTTP != DefaultHTTP || !c.Preempt {
+		t.Errorf("DefaultConfig: %+v", c)
+	}
+	c.Heartbeat, c.Quorum = 20*time.Millisecond, 3
+	c.DeriveTimeouts()
+	if c.SuspectAfter != 60*time.Millisecond || c.Lease != 80*time.Millisecond || c.LeaseMargin != 8*time.Millisecond {
+		t.Errorf("derived for 20ms and quorum 3: suspect %v, lease %v, margin %v; want 60ms, 80ms, 8ms", c.SuspectAfter, c.Lease, c.LeaseMargin)
+	}
+	c.Quorum = 0
+	if c.DeriveTimeouts(); c.Lease != 0 || c.LeaseMargin != 0 {
+		t.Errorf("without quorum: lease %v, margin %v; want 0", c.Lease, c.LeaseMargin)
+	}
+	if _, err := New(Config{Name: "a", NodeID: 1, Priority: 1}); err == nil || !strings.Contains(err.Error(), "heartbeat: 0s is shorter than 10ms") {
+		t.Errorf("New(zero Config): %v, want the zero heartbeat refused", err)
+	}
+}
+
+// TestSettingErrors: a value wrong on its own is a SettingError naming
+// its setting; a fault of how values relate is not.
+func TestSettingErrors(t *testing.T) {
+	c := testConfig("a", 1)
+	c.Priority, c.CheckWeight, c.SuspectAfter = 0, 70000, c.Heartbeat
+	var settings []string
+	var others []string
+	for _, err := range err2list(c.Validate()) {
+		var se *SettingError
+		if errors.As(err, &se) {
+			settings = append(settings, se.Setting+" | "+se.Err.Error())
+		} else {
+			others = append(others, err.Error())
+		}
+	}
+	want := []string{"priority | 0 out of range 1…65535", "check-weight | 70000 out of range 1…65535"}
+	if strings.Join(settings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("setting errors %q, want %q", settings, want)
+	}
+	if len(others) != 1 || !strings.HasPrefix(others[0], "suspect-after: 100ms must be longer than heartbeat (100ms)") {
+		t.Errorf("other errors %q, want suspect-after's", others)
+	}
+	if r, ok := IntRange("node-id"); !ok || r != (Range{1, MaxNodeID}) {
+		t.Errorf("IntRange(node-id) = %v, %v", r, ok)
+	}
+	if _, ok := IntRange("name"); ok {
+		t.Error("IntRange(name): a range")
+	}
+}
+
+// err2list is the errors errors.Join joined into err.
+func err2list(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
 // TestStartRefusesIPv6Unspecified: an IPv6 agent must be given its
 // address; a link-local one is refused with a reason.
 func TestStartRefusesIPv6Binds(t *testing.T) {
@@ -54,7 +129,9 @@ func TestStartRefusesIPv6Binds(t *testing.T) {
 		"[fe80::1]:0":  "bind fe80::1: link-local IPv6 addresses are not supported",
 		"127.0.0.1:0x": `bind "127.0.0.1:0x"`,
 	} {
-		a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: bind, Logger: quiet(), HTTP: ""})
+		c := testConfig("a", 1)
+		c.Priority, c.Bind, c.Transport = 1, bind, TransportMulticast
+		a, err := New(c)
 		if err == nil {
 			err = a.Start()
 		}
@@ -72,7 +149,9 @@ func TestStartRefusesIPv6Binds(t *testing.T) {
 // twice, return at once; Start twice is refused.
 func TestLifecycle(t *testing.T) {
 	mk := func() *Agent {
-		a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast, Logger: quiet()})
+		c := testConfig("a", 1)
+		c.Priority = 1
+		a, err := New(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,8 +202,9 @@ func TestStopBoundedByContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	a, err := New(Config{Name: "a", NodeID: 1, Priority: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast,
-		Join: []string{ln.Addr().String()}, Logger: quiet()})
+	c := testConfig("a", 1)
+	c.Priority, c.Join = 1, []string{ln.Addr().String()}
+	a, err := New(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,10 @@ func TestDiscoveryLoopback(t *testing.T) {
 	set := newAgentSet(t)
 	var agents []*Agent
 	for i, ip := range []string{"127.0.0.1", "127.0.0.2"} {
-		agents = append(agents, set.start(i, Config{Name: fmt.Sprintf("host-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
-			Bind: fmt.Sprintf("%s:%d", ip, gp), ElectionPort: ep, DiscoverInterval: 100 * time.Millisecond}))
+		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
+		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("%s:%d", ip, gp), ep, TransportMulticast
+		c.DiscoverInterval = 100 * time.Millisecond
+		agents = append(agents, set.start(i, c))
 	}
 	deadline := time.Now().Add(electBound)
 	for {
@@ -61,8 +63,9 @@ func TestJoinRetries(t *testing.T) {
 	ga, gb := freePort(t), freePort(t)
 	set := newAgentSet(t)
 	start := func(i, port int, join ...string) *Agent {
-		return set.start(i, Config{Name: fmt.Sprintf("host-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
-			Bind: fmt.Sprintf("127.0.0.1:%d", port), ElectionPort: freePort(t), Transport: TransportUnicast, Join: join})
+		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
+		c.Bind, c.ElectionPort, c.Join = fmt.Sprintf("127.0.0.1:%d", port), freePort(t), join
+		return set.start(i, c)
 	}
 	a := start(0, ga, fmt.Sprintf("127.0.0.1:%d", ga), fmt.Sprintf("127.0.0.1:%d", gb))
 	deadline := time.Now().Add(electBound)
@@ -95,8 +98,8 @@ func TestIPv6Loopback(t *testing.T) {
 	set := newAgentSet(t)
 	var agents []*Agent
 	for i := range 2 {
-		c := Config{Name: fmt.Sprintf("v6-%d", i+1), NodeID: uint64(i + 1), Preempt: true,
-			Bind: "[::1]:0", Transport: TransportUnicast}
+		c := testConfig(fmt.Sprintf("v6-%d", i+1), uint64(i+1))
+		c.Bind = "[::1]:0"
 		if i > 0 {
 			c.Join = []string{agents[0].GossipAddr().String()}
 		}

@@ -27,7 +27,7 @@ func get(t *testing.T, url string) (int, string) {
 // contract with their JSON types and values, /healthz answers, /metrics
 // has every metric the design names, and nothing is writable.
 func TestStatusContract(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 2, HTTP: true, Base: Config{Preempt: true, Version: "v-test"}})
+	l := startLocal(t, LocalOptions{Nodes: 2, HTTP: true, Base: func(c *Config) { c.Version = "v-test" }})
 	ag := waitLeader(t, l, electBound, 1)
 	leader := l.Agents[1]
 	base := "http://" + leader.HTTPAddr()

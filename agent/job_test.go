@@ -133,8 +133,9 @@ func TestJobFollowsLeadership(t *testing.T) {
 	stamps := filepath.Join(t.TempDir(), "stamps")
 	job := writeScript(t, "job.sh", stampJob)
 	const preemptDelay = 1500 * time.Millisecond
-	l := startLocal(t, LocalOptions{Nodes: 3, HTTP: true, Base: Config{Preempt: true, PreemptDelay: preemptDelay,
-		Job: []string{job, stamps}, JobGrace: 2 * time.Second}})
+	l := startLocal(t, LocalOptions{Nodes: 3, HTTP: true, Base: func(c *Config) {
+		c.PreemptDelay, c.Job, c.JobGrace = preemptDelay, []string{job, stamps}, 2*time.Second
+	}})
 	first := waitLeader(t, l, electBound, 2)
 	s := startedAfter(t, stamps, 0, 3, electBound)
 	if s.term != first.Term || s.lead != 3 {
@@ -200,8 +201,9 @@ while :; do sleep 0.05; done
 `)
 	const grace = 400 * time.Millisecond
 	set := newAgentSet(t)
-	a := set.start(0, Config{Name: "node-1", NodeID: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast,
-		Job: []string{job, stamps}, JobGrace: grace})
+	c := testConfig("node-1", 1)
+	c.Job, c.JobGrace = []string{job, stamps}, grace
+	a := set.start(0, c)
 	startedAfter(t, stamps, 0, 1, electBound)
 	var child int
 	waitFor(t, "the job's child", 5*time.Second, func() (bool, string) {
@@ -251,8 +253,9 @@ func TestJobCrashLoop(t *testing.T) {
 	stamps := filepath.Join(t.TempDir(), "stamps")
 	job := writeScript(t, "job.sh", `if [ "$LANLEADER_NODE_ID" = 2 ]; then echo "broken on node 2" >&2; exit 3; fi
 `+stampJob)
-	l := startLocal(t, LocalOptions{Nodes: 2, Base: Config{Preempt: true,
-		Job: []string{job, stamps}, JobMaxFailures: 3, JobFailureWindow: time.Minute}})
+	l := startLocal(t, LocalOptions{Nodes: 2, Base: func(c *Config) {
+		c.Job, c.JobMaxFailures, c.JobFailureWindow = []string{job, stamps}, 3, time.Minute
+	}})
 	waitLeader(t, l, electBound, 1)
 	// 3 failures: restarts after 200ms and 400ms, then the hand-over.
 	waitLeader(t, l, 10*time.Second, 0)
@@ -280,11 +283,12 @@ func TestHooks(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "hooks")
 	set := newAgentSet(t)
-	a := set.start(0, Config{Name: "node-1", NodeID: 7, Bind: "127.0.0.1:0", Transport: TransportUnicast,
-		OnLeader:    `echo "leader $LANLEADER_STATE $LANLEADER_TERM $LANLEADER_NODE_ID $LANLEADER_LEADER_ID $LANLEADER_NAME" >> ` + out,
-		OnFollower:  `echo "follower $LANLEADER_STATE $LANLEADER_LEADER_ID" >> ` + out + `; exit 4`,
-		OnChange:    `echo "change $LANLEADER_STATE" >> ` + out + `; if [ "$LANLEADER_STATE" = leader ] && [ ! -e ` + dir + `/hung ]; then touch ` + dir + `/hung; sleep 30; fi`,
-		HookTimeout: 300 * time.Millisecond})
+	c := testConfig("node-1", 7)
+	c.OnLeader = `echo "leader $LANLEADER_STATE $LANLEADER_TERM $LANLEADER_NODE_ID $LANLEADER_LEADER_ID $LANLEADER_NAME" >> ` + out
+	c.OnFollower = `echo "follower $LANLEADER_STATE $LANLEADER_LEADER_ID" >> ` + out + `; exit 4`
+	c.OnChange = `echo "change $LANLEADER_STATE" >> ` + out + `; if [ "$LANLEADER_STATE" = leader ] && [ ! -e ` + dir + `/hung ]; then touch ` + dir + `/hung; sleep 30; fi`
+	c.HookTimeout = 300 * time.Millisecond
+	a := set.start(0, c)
 	lines := func() []string {
 		b, _ := os.ReadFile(out)
 		return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), " ", "_"))
@@ -327,8 +331,10 @@ func TestHooks(t *testing.T) {
 // it passes again node-2 leads again.
 func TestChecks(t *testing.T) {
 	dir := t.TempDir()
-	l := startLocal(t, LocalOptions{Nodes: 2, Base: Config{Preempt: true,
-		Checks: []string{"test ! -e " + dir + "/fail-$LANLEADER_NODE_ID"}, CheckInterval: 100 * time.Millisecond, CheckWeight: 30}})
+	l := startLocal(t, LocalOptions{Nodes: 2, Base: func(c *Config) {
+		c.Checks = []string{"test ! -e " + dir + "/fail-$LANLEADER_NODE_ID"}
+		c.CheckInterval, c.CheckWeight = 100*time.Millisecond, 30
+	}})
 	waitLeader(t, l, electBound, 1)
 	if err := os.WriteFile(filepath.Join(dir, "fail-2"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -379,7 +385,7 @@ func gather(t *testing.T, a *Agent) string {
 // TestResignEndpoint: POST /resign hands over from this host; a request
 // from a web page (Origin) is refused, and a follower answers 409.
 func TestResignEndpoint(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 2, HTTP: true, Base: Config{Preempt: true}})
+	l := startLocal(t, LocalOptions{Nodes: 2, HTTP: true})
 	waitLeader(t, l, electBound, 1)
 	post := func(a *Agent, origin string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+a.HTTPAddr()+"/resign", nil)
@@ -421,7 +427,7 @@ func TestSystemdNotify(t *testing.T) {
 	t.Setenv("WATCHDOG_USEC", "300000")
 	t.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
 	set := newAgentSet(t)
-	a := set.start(0, Config{Name: "node-1", NodeID: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast})
+	a := set.start(0, testConfig("node-1", 1))
 	var got []string
 	read := func(want string, timeout time.Duration) {
 		t.Helper()
@@ -454,8 +460,9 @@ func TestSystemdNotify(t *testing.T) {
 // a program removed since is found here).
 func TestJobNotFoundCounts(t *testing.T) {
 	set := newAgentSet(t)
-	a := set.start(0, Config{Name: "node-1", NodeID: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast,
-		Job: []string{filepath.Join(t.TempDir(), "missing")}, JobMaxFailures: 2})
+	c := testConfig("node-1", 1)
+	c.Job, c.JobMaxFailures = []string{filepath.Join(t.TempDir(), "missing")}, 2
+	a := set.start(0, c)
 	waitFor(t, "two failures", 10*time.Second, func() (bool, string) {
 		js := a.Job()
 		return js.Restarts >= 1 && js.LastExit == "exit status 127", fmt.Sprintf("%+v", js)

@@ -28,9 +28,11 @@ type Local struct {
 // LocalOptions shape a Local cluster.
 type LocalOptions struct {
 	Nodes int
-	// Base is the configuration of every node; Name, NodeID, Priority,
-	// Bind, ElectionPort, Join and HTTP are set per node.
-	Base Config
+	// Base changes DefaultConfig into the configuration of every node
+	// (nil: DefaultConfig as it is); Name, NodeID, Priority, Bind,
+	// ElectionPort, Transport, Join, HTTP, StateFile and Logger are then
+	// set per node.
+	Base func(*Config)
 	// Priority of node i (0-based); nil: all DefaultPriority.
 	Priority func(i int) uint16
 	// NodeID of node i; nil: i+1. Node i is named node-<i+1> either way.
@@ -50,8 +52,12 @@ func StartLocal(opt LocalOptions) (*Local, error) {
 		return nil, fmt.Errorf("local cluster: %d nodes", opt.Nodes)
 	}
 	l := &Local{Agents: make([]*Agent, opt.Nodes), cfgs: make([]Config, opt.Nodes), addr: netip.MustParseAddr("127.0.0.1")}
+	base := DefaultConfig()
+	if opt.Base != nil {
+		opt.Base(&base)
+	}
 	for i := range opt.Nodes {
-		c := opt.Base
+		c := base
 		c.Name = "node-" + strconv.Itoa(i+1)
 		c.NodeID = uint64(i + 1)
 		if opt.NodeID != nil {

@@ -18,8 +18,11 @@ func TestQuorumCluster(t *testing.T) {
 	dir := t.TempDir()
 	stamps := filepath.Join(dir, "stamps")
 	job := writeScript(t, "job.sh", stampJob)
-	l := startLocal(t, LocalOptions{Nodes: 3, HTTP: true, StateDir: dir, Base: Config{Preempt: true, Quorum: 3,
-		Job: []string{job, stamps}, JobGrace: 2 * time.Second}})
+	l := startLocal(t, LocalOptions{Nodes: 3, HTTP: true, StateDir: dir, Base: func(c *Config) {
+		c.Quorum = 3
+		c.DeriveTimeouts()
+		c.Job, c.JobGrace = []string{job, stamps}, 2*time.Second
+	}})
 	first := waitLeader(t, l, electBound, 2)
 	s := startedAfter(t, stamps, 0, 3, electBound)
 	if s.term != first.Term {
@@ -91,8 +94,11 @@ func TestQuorumPausedLoop(t *testing.T) {
 	stamps := filepath.Join(dir, "stamps")
 	job := writeScript(t, "job.sh", stampJob)
 	set := newAgentSet(t)
-	a := set.start(0, Config{Name: "node-1", NodeID: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast,
-		Quorum: 1, StateFile: filepath.Join(dir, "state"), Job: []string{job, stamps}, JobGrace: 5 * time.Second})
+	c := testConfig("node-1", 1)
+	c.Quorum = 1
+	c.DeriveTimeouts()
+	c.StateFile, c.Job, c.JobGrace = filepath.Join(dir, "state"), []string{job, stamps}, 5*time.Second
+	a := set.start(0, c)
 	first := startedAfter(t, stamps, 0, 1, electBound)
 	var pid int
 	waitFor(t, "the job running", 5*time.Second, func() (bool, string) {
@@ -163,8 +169,11 @@ trap 'sleep 1; echo "stop $LANLEADER_NODE_ID $(date +%s.%N)" >> "$1"; exit 0' TE
 while :; do sleep 0.05; done
 `)
 	set := newAgentSet(t)
-	a := set.start(0, Config{Name: "node-1", NodeID: 1, Bind: "127.0.0.1:0", Transport: TransportUnicast,
-		Quorum: 1, Job: []string{job, stamps}, JobGrace: 5 * time.Second})
+	c := testConfig("node-1", 1)
+	c.Quorum = 1
+	c.DeriveTimeouts()
+	c.Job, c.JobGrace = []string{job, stamps}, 5*time.Second
+	a := set.start(0, c)
 	startedAfter(t, stamps, 0, 1, electBound)
 	waitFor(t, "the job running", 5*time.Second, func() (bool, string) {
 		js := a.Status().Job
@@ -218,7 +227,11 @@ func TestVotedTermFile(t *testing.T) {
 	if _, err := LoadVotedTerm(filepath.Join(dir, "nodir", "state")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing directory: %v", err)
 	}
-	if _, err := New(Config{Name: "n", NodeID: 1, Quorum: 3, StateFile: path}); err == nil {
+	c := testConfig("n", 1)
+	c.Quorum = 3
+	c.DeriveTimeouts()
+	c.StateFile = path
+	if _, err := New(c); err == nil {
 		t.Error("New accepted a bad state file")
 	}
 }

@@ -55,7 +55,7 @@ func encode(t *testing.T, m wire.Message) []byte {
 // router (TTL below 255), are malformed, or claim this node's own node_id
 // are dropped and counted by reason; the leadership does not move.
 func TestHostilePackets(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 2, Base: Config{Preempt: true}})
+	l := startLocal(t, LocalOptions{Nodes: 2})
 	ag := waitLeader(t, l, electBound, 1)
 	victim := l.Agents[0] // the follower
 	to := victim.ElectionAddr()
@@ -164,8 +164,9 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 func TestStartErrors(t *testing.T) {
 	gp, ep, hp := freePort(t), freePort(t), freePort(t)
 	cfg := func() Config {
-		return Config{Name: "x", NodeID: 1, Preempt: true, Logger: quiet(), Transport: TransportUnicast,
-			Bind: "127.0.0.1:" + itoa(gp), ElectionPort: ep, HTTP: "127.0.0.1:" + itoa(hp)}
+		c := testConfig("x", 1)
+		c.Bind, c.ElectionPort, c.HTTP = "127.0.0.1:"+itoa(gp), ep, "127.0.0.1:"+itoa(hp)
+		return c
 	}
 	hold := func(network string, port int) func() {
 		t.Helper()
@@ -228,7 +229,9 @@ func TestStartErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Config{Name: "x", NodeID: 1, Priority: 1, Bind: "nonsense"}); err == nil || !strings.Contains(err.Error(), `bind "nonsense"`) {
+	c := testConfig("x", 1)
+	c.Priority, c.Bind = 1, "nonsense"
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), `bind "nonsense"`) {
 		t.Errorf("New with a bad bind: %v", err)
 	}
 }

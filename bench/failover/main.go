@@ -190,8 +190,11 @@ func run(o options, stdout, stderr io.Writer) int {
 
 // measure runs the trials of one (heartbeat, mode) on a fresh cluster.
 func measure(o options, hb time.Duration, mode string, rng *rand.Rand, stderr io.Writer) result {
-	base := agent.Config{Preempt: true, Heartbeat: hb, Detector: o.detector}
-	r := result{Heartbeat: hb, SuspectAfter: base.ElectionConfig().SuspectAfter, Mode: mode}
+	base := func(c *agent.Config) {
+		c.Heartbeat, c.Detector = hb, o.detector
+		c.DeriveTimeouts()
+	}
+	r := result{Heartbeat: hb, SuspectAfter: agent.DefaultSuspectAfter(hb), Mode: mode}
 	fail := func(format string, args ...any) {
 		r.Failures = append(r.Failures, fmt.Sprintf(format, args...))
 	}

@@ -1,540 +1,204 @@
 package main
 
 import (
-	"bytes"
+	"cmp"
+	_ "embed"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/lanleader/lanleader/agent"
-	"github.com/lanleader/lanleader/election"
 )
 
-// runUsage is what `lanleader run -h` prints. Every flag of newRunFlags is
-// in it (config_test.go checks), and so are the defaults of agent.Config.
-const runUsage = `NAME
-    lanleader run - the agent that keeps one host of the LAN the leader
+// runUsage is what `lanleader run -h` prints, the manual of run.txt. Every
+// flag of newRunFlags is in it (config_test.go checks), and so are the
+// defaults of agent.Config.
+//
+//go:embed run.txt
+var runUsage string
 
-USAGE
-    lanleader run [--config FILE] [FLAGS] [-- JOB [ARGS...]]
-
-DESCRIPTION
-    run is the agent; start it on every host of the cluster (usually as a
-    systemd service). The agents find each other (multicast discovery
-    beacons on the LAN, or the --join addresses), keep a membership list by
-    gossip, and elect a leader with the bully algorithm: of the live nodes,
-    the one with the largest (priority, node-id) leads. The leader sends a
-    heartbeat every --heartbeat; when its heartbeats stop, the others elect
-    a new leader. Every leadership has a term, a number that only grows.
-
-    A JOB after -- (or job: in the file) is the command to run while this
-    node leads, and only then: see JOB below. Hooks (--on-leader,
-    --on-follower, --on-change) run on changes of leadership, and health
-    checks (--check) lower the node's priority while they fail.
-
-    /status (JSON), /healthz and /metrics (Prometheus) are served on --http;
-    'lanleader status' prints /status as a table.
-
-FLAGS
-    A flag may be written -flag or --flag, with its value after a space or
-    an '='. A flag given on the command line wins over the --config file,
-    and the file wins over the default. DURATION is a number with a unit
-    (100ms, 1.5s, 2m); 0 means the default.
-
-    -h, --help
-        Print this help.
-    --config FILE
-        Read settings from the YAML file FILE (see CONFIG FILE below).
-        Default: none, every setting is a flag or its default.
-
-  Identity
-    --name NAME
-        This node's name in the membership and in /status; unique in the
-        cluster. Default: the host name.
-    --node-id N
-        The node's election id, 1 to 9007199254740991 (2^53-1): unique in
-        the cluster and stable across restarts. Default: derived from
-        /etc/machine-id (or the host name when there is none).
-    --priority N
-        1 to 65535. The live node with the largest (priority, node-id)
-        leads: give the preferred hosts a larger priority. Default 100.
-    --cluster NAME
-        The cluster's name. Agents of different clusters on one LAN ignore
-        each other. Default lanleader.
-
-  Network
-    --bind IP[:PORT]
-        The address and port of membership gossip (memberlist, UDP and
-        TCP). Port 0 picks a free port. Default 0.0.0.0:7946: all
-        addresses, announcing an IPv4 address of the default route's
-        interface (else of the first up, multicast-capable interface,
-        private ranges first); the election socket binds that address.
-        An IPv6 agent needs its global or unique-local (fd00::/8)
-        address: [::] and link-local addresses are refused.
-    --election-port PORT
-        The UDP port of election messages, on --bind's address; the same
-        on every agent of a multicast cluster. 0 means the default, except
-        with --bind port 0, where it picks a free port too. Default 7947.
-    --join HOST[:PORT],...
-        Peers to join: their --bind addresses (port 7946 when left out).
-        A comma-separated list; the flag may be repeated and the lists add
-        up, and then replace the file's join list. Joining is retried in
-        the background until a peer answers. Not needed where the LAN
-        passes multicast: the agents find each other. Default: none.
-    --http HOST:PORT
-        Where /status, /healthz and /metrics are served; "off" (or "")
-        turns the listener off. Default 127.0.0.1:9947 (this host only).
-    --transport multicast|unicast
-        multicast: a message to all nodes is one multicast packet.
-        unicast: it is sent to every member in turn, for networks that
-        drop multicast (most clouds); beacons are multicast, so give
-        --join there. Default multicast.
-    --multicast-group IP
-        The multicast group of election messages and discovery beacons:
-        in 239.0.0.0/8 for IPv4 (administratively scoped: routers keep it
-        inside the site), in ff02::/16 for IPv6 (link-local), of --bind's
-        IP family. Default 239.255.76.76, or ff02::4c4c when --bind is
-        IPv6.
-    --discover-interval DURATION
-        How often an agent that knows no peer multicasts a discovery
-        beacon; ten times less often once it has peers. Negative turns
-        the beacons off. Multicast transport only: with --transport
-        unicast no beacon is sent. Default 1s.
-
-  Authentication (see AUTHENTICATION below)
-    --key-file FILE
-        The cluster's secret: a file of at least 32 bytes (trailing
-        newlines are not part of it), the same on every agent, readable by
-        the agent and not by every user (a world-readable or world-writable
-        file is refused). With a key every election packet and beacon
-        carries an HMAC-SHA256 tag and a sequence number, packets without
-        a valid tag or replayed are dropped, membership gossip is
-        encrypted, and 'lanleader resign' needs the key. Make one with
-        'head -c 32 /dev/urandom > FILE; chmod 600 FILE'. Default: none
-        (no authentication).
-    --accept-key-file FILE
-        An older key still accepted (never used to sign or encrypt), for a
-        key rotation without downtime; only with --key-file. Default:
-        none.
-
-  Failure detection and election
-    --heartbeat DURATION
-        The leader's heartbeat interval, at least 10ms. With the defaults
-        a crashed leader is replaced about --suspect-after (300ms) after
-        its last heartbeat (a median of 243ms after the crash, measured on
-        loopback); a leader stopped by a signal resigns and is replaced at
-        once (about 1ms). Default 100ms.
-    --suspect-after DURATION
-        With --detector fixed, the followers suspect the leader this long
-        after its last heartbeat; longer than --heartbeat. Shorter fails
-        over faster but takes a late packet for a failure. It is also how
-        long a starting node listens for a leader before it elects (with
-        either detector). Default three heartbeats (300ms). A suspicion is
-        first confirmed: the follower asks the leader and the other
-        members (PROBE) and keeps following if any of them heard the
-        leader since (VOUCH); only when none answers within a twentieth
-        of --heartbeat (1ms to 5ms) does it elect. Loss costs a few
-        packets, not a change of leader.
-    --detector fixed|phi
-        fixed: suspect after --suspect-after without a heartbeat.
-        phi: phi-accrual (threshold 8), which learns the heartbeats'
-        jitter. Default fixed.
-    --algorithm bully|ring|chang-roberts|hirschberg-sinclair
-        The election algorithm; every member of a cluster must run the same
-        (one that announces another takes no part in elections, and both
-        log why). bully: ELECTION to the larger keys, ANSWER, COORDINATOR
-        (one multicast packet each way on a LAN). ring: the ELECTION goes
-        round the ring of members sorted by key collecting the live ones,
-        then COORDINATOR goes round with the list. chang-roberts: a
-        unidirectional ring that forwards the largest key. hirschberg-
-        sinclair: a bidirectional ring, probes to distance 2^k. Every ring
-        hop is acknowledged; a member that does not answer is skipped.
-        Heartbeats, terms, the detector, preemption and resign are the
-        same for all. Default bully.
-    --preempt[=true|false]
-        true: a node with a larger (priority, node-id) that starts or comes
-        back takes over from a smaller leader (the textbook bully).
-        --preempt=false: it follows a healthy leader (keepalived's
-        nopreempt); leadership moves only when the leader fails.
-        Default true.
-    --preempt-delay DURATION
-        A node that starts waits this long before it takes over from a
-        smaller leader, e.g. while its services warm up. Default 0.
-
-  Split-brain safety (see QUORUM MODE below)
-    --quorum N
-        The expected number of nodes of the cluster, 0 to 1024, the same
-        on every agent. 0: the textbook bully, which elects a leader on
-        each side of a partition and lets a paused leader wake up leading.
-        N > 0: a node leads, and runs the job, only while a majority of N
-        (itself included; 3 of 5) acknowledges its heartbeats within
-        --lease. Default 0.
-    --lease DURATION
-        With --quorum: how long after a heartbeat the leader may lead on
-        the acknowledgements of it; longer than two heartbeats. A leader
-        that cannot renew it steps down one --heartbeat before it ends:
-        its job gets SIGTERM then, and SIGKILL at the end. A crashed
-        leader is replaced about --lease + --lease-margin after its last
-        acknowledged heartbeat. Default --suspect-after plus one
-        --heartbeat (400ms): two heartbeats may be lost in a row.
-    --lease-margin DURATION
-        With --quorum: how much longer than the lease the followers wait
-        before they support another leader. It covers clock-rate drift
-        between hosts, assumed at most 500 ppm (at least 2 x 500 ppm of
-        the lease: 401us for 400ms, refused below), and the time a job
-        takes to die of SIGKILL. Default a tenth of --lease (40ms).
-    --state-file FILE
-        With --quorum: where this node keeps the last term it voted in,
-        one line "voted_term N", written and fsynced before each vote goes
-        out, so that a restart never gives one term (the job's fencing
-        token) to two leaders. Its directory must exist; the packaged
-        unit uses /var/lib/lanleader/state. A file that is not such a
-        line is refused. Default: none (a warning at the start says the
-        votes do not survive a restart).
-
-  Job (see JOB below)
-    --job-grace DURATION
-        How long the job has to exit after SIGTERM (sent to its process
-        group) before SIGKILL. Default 10s.
-    --job-max-failures N
-        0 to 1000. When the job exits on its own N times within
-        --job-failure-window while this node leads, the node drops to
-        priority 1 for that window and resigns, so that another node runs
-        the job. 0: never. Default 5.
-    --job-failure-window DURATION
-        The window of --job-max-failures, and how long a node that handed
-        over for its job keeps priority 1. Default 1m.
-
-  Hooks (keepalived's notify scripts)
-    --on-leader COMMAND
-        A shell command (/bin/sh -c) run when this node becomes leader.
-        Default: none.
-    --on-follower COMMAND
-        Run when this node stops leading, and when it first follows a
-        leader after its start. Default: none.
-    --on-change COMMAND
-        Run on every change of this node's state or of the leader it
-        follows (the changes the log reports at level info). Default:
-        none.
-    --hook-timeout DURATION
-        A hook still running after this is killed (its process group)
-        and counted as a timeout. Hooks run one at a time, in order,
-        never holding up the election. Default 10s.
-
-  Health checks (keepalived's track_script)
-    --check COMMAND
-        A shell command run every --check-interval; while it fails (exits
-        non-zero, or runs longer than the interval) the node's priority is
-        lower by --check-weight (never below 1), which moves the
-        leadership to a healthier node when preemption is on. May be
-        repeated; in the file, a list. Default: none.
-    --check-interval DURATION
-        How often each check runs, at least 100ms. Default 2s.
-    --check-weight N
-        1 to 65535: what a failing check takes off the priority. Pick it
-        larger than the gap between your priorities. Default 50.
-
-  Logging
-    --log-format text|json
-        The format of the log lines on standard error. Default text.
-    --log-level debug|info|warn|error
-        The least severe level logged. Default info.
-
-CONFIG FILE
-    The --config file is a YAML mapping. Its keys are the flags' names
-    with '-' replaced by '_' (--node-id is node_id, --log-level is
-    log_level); every flag but --config has one. Durations are strings
-    with a unit ("100ms", never 100), join is a list, preempt is true or
-    false. An unknown key is an error. For example:
-
-        # /etc/lanleader/lanleader.yaml
-        name: host-a
-        priority: 150
-        cluster: jobs
-        join: [198.18.0.2, "198.18.0.3:7946"]
-        heartbeat: 100ms
-        suspect_after: 300ms
-        preempt: false
-        http: 127.0.0.1:9947
-        log_format: json
-
-    job: is the job's command line, a list (job: [/usr/bin/worker, --fast])
-    or a string run by /bin/sh -c; a JOB after -- replaces it. check: is a
-    list of shell commands.
-
-JOB
-    The job starts when this node becomes leader, in its own process group,
-    with standard input from /dev/null and these variables added to the
-    agent's environment: LANLEADER_TERM (the term, a fencing token that
-    only grows), LANLEADER_NODE_ID, LANLEADER_LEADER_ID (this node) and
-    LANLEADER_NAME. Its standard output and error go to the agent's log,
-    one entry per line (msg=job, stream=stdout|stderr, with its pid). It
-    stops when this node stops leading: SIGTERM to the group, SIGKILL
-    after --job-grace; whatever the job leaves in its group when it exits
-    is killed. A job that exits on its own while this node leads is
-    restarted after 200ms, doubling with each failure in the window up to
-    30s (see --job-max-failures). Hooks get the same variables and
-    LANLEADER_STATE (leader, follower, candidate, conflict, starting).
-
-    The job never runs on two nodes at once in a healthy cluster: a
-    leader that resigns or stops stops its job before it sends RESIGN; a
-    node that takes the leadership over from a live leader (preemption)
-    starts its job only once that leader's job has stopped (it says so in
-    its membership metadata, and the new leader asks it directly every
-    500ms), or after --job-grace and 2s. A crashed
-    agent's job dies with it: the job's group is led by a guard process
-    (this program again) that the kernel signals when the agent dies, even
-    by SIGKILL, and that stops the group as the agent would. (Processes
-    that leave the group, with setsid, escape it; under systemd,
-    KillMode=control-group kills them.) Only a network partition, which
-    elects a leader on each side, runs it twice; --quorum rules that out.
-
-QUORUM MODE
-    With --quorum N a node becomes leader only once a majority of N has
-    acknowledged its claim (HEARTBEAT_ACK), and leads only while a
-    majority acknowledges its heartbeats within --lease. A follower that
-    acknowledged a leader supports no other, and starts no election,
-    until --lease + --lease-margin after its acknowledgement. So the
-    minority side of a partition has no leader (state follower or
-    candidate, leader_id 0, in /status and lanleader_leader_info) and never
-    runs the job; the majority side elects a leader once the old lease has
-    surely ended. A leader that cannot renew its lease steps down a
-    heartbeat before it ends, and checks it first thing after a pause.
-    The leader re-sends its latest heartbeat to each follower that has
-    not acknowledged it within a tenth of --heartbeat, three times, so
-    that 30% loss does not cost a lease. A node elects only once a
-    majority has answered that it hears no leader (a pre-vote): a node
-    that cannot hear, leader or follower, disturbs nobody, and a leader
-    whose incoming packets are cut steps down and lets the others elect.
-
-    The job's guard holds the lease too: it SIGKILLs the job's group when
-    the lease ends, even while the agent itself is stopped (SIGSTOP, a
-    frozen VM), and a job is started only within a lease. A leader that
-    resigns or stops keeps its lease until its job has stopped (the job
-    gets its --job-grace); one that steps down for another reason sends
-    SIGTERM, and the job then has until the end of the lease (a
-    heartbeat, when the lease is lost), at most --job-grace. Nothing
-    runs the job twice at once, on the assumptions that clocks run at the
-    true rate within 500 ppm and that a SIGKILLed process stops within
-    --lease-margin.
-
-    The term is the fencing token: every leadership has a larger one,
-    never given twice (with --state-file). The job gets it as
-    LANLEADER_TERM; write it with every external side effect, and have
-    the other side (a database row, a storage service) refuse a term lower
-    than the highest it has seen. That also covers what the lease cannot:
-    a whole host frozen with the job and its guard, whose job resumes for
-    an instant when the host thaws, before the guard's kill.
-
-AUTHENTICATION
-    Without --key-file anyone who can send a UDP packet to the LAN can
-    claim the leadership. With it, a packet's tag (HMAC-SHA256 under a key
-    derived from the file, truncated to 16 bytes, over the whole packet)
-    must verify, or the packet is dropped and counted as
-    lanleader_packets_dropped_total{reason="auth"}; a packet seen before,
-    or from an earlier run of its sender, is dropped as reason="replay" (a
-    restarted agent is not locked out: each start is a newer run).
-    memberlist's traffic is encrypted (AES-256-GCM) with another key
-    derived from the file, so membership cannot be forged either, and its
-    label is the cluster name. An agent with a key and one without (or
-    with another key) cannot form a cluster; both log why.
-
-    To rotate the key without downtime (NEW the new file, OLD the old):
-      1. on every agent, add --accept-key-file NEW and restart it, one at
-         a time, the leader last (or 'lanleader resign' it first);
-      2. on every agent, use --key-file NEW --accept-key-file OLD and
-         restart it, one at a time, the leader last;
-      3. on every agent, drop --accept-key-file and restart it; then
-         delete OLD.
-    Between the steps every agent accepts the key every other one signs
-    with.
-
-EXIT STATUS
-    0   the agent stopped cleanly after SIGINT or SIGTERM (or -h)
-    1   the agent failed while running, or a second signal cut its stop
-        short
-    2   bad flags or config (the message names the flag or key at fault),
-        or the agent could not start (e.g. its port is in use, or the
-        job's program is not found)
-
-SIGNALS
-    SIGINT, SIGTERM
-        Stop. A leader stops its job (SIGTERM, SIGKILL after --job-grace),
-        then resigns, so that the others elect at once instead of waiting
-        for --suspect-after; then the agent runs the hooks that are due,
-        leaves the membership gracefully and exits with status 0. A second
-        signal kills the job's group and exits at once, with status 1.
-
-    'lanleader resign' makes a leader hand over without stopping (see
-    'lanleader resign -h'). Under systemd (Type=notify) the agent reports
-    READY=1, its state in STATUS=, WATCHDOG=1 pings and STOPPING=1.
-`
-
-// runSettings is what the flags and the file set: the agent's Config and
-// the logger's format and level, from which parseRunConfig builds
-// Config.Logger.
-type runSettings struct {
-	cfg       agent.Config
-	logFormat string
-	logLevel  slog.Level
+// settings are what the flags and the config file of `lanleader run` set:
+// the agent's Config, and the format and level of its log.
+type settings struct {
+	agent.Config
+	LogFormat, LogLevel string
+	// defaults are what a setting given as 0 (or a name given as "")
+	// stands for, as the manual says.
+	defaults agent.Config
 }
 
-// optionKind is the shape of an option's value, which says how a YAML
-// node becomes the string that option.set parses.
-type optionKind int
+// newSettings are the defaults, before the file and the flags:
+// agent.DefaultConfig, with the settings whose default follows others at
+// 0, "follow them" (see config).
+func newSettings() *settings {
+	d := agent.DefaultConfig()
+	d.SuspectAfter, d.Lease, d.LeaseMargin, d.ElectionPort = 0, 0, 0, 0
+	return &settings{Config: d, LogFormat: "text", LogLevel: "info", defaults: d}
+}
+
+// config is the agent's Config that s stands for. The settings whose
+// default follows others, left out or given as 0, get it here, from the
+// values given: suspect-after (three heartbeats), lease and lease-margin
+// in quorum mode (agent.DefaultLease, agent.DefaultLeaseMargin), and
+// election-port (7947, or a free port too with --bind port 0).
+func (s *settings) config() agent.Config {
+	c := s.Config
+	c.SuspectAfter = cmp.Or(c.SuspectAfter, agent.DefaultSuspectAfter(c.Heartbeat))
+	if c.Quorum > 0 {
+		c.Lease = cmp.Or(c.Lease, agent.DefaultLease(c.Heartbeat, c.SuspectAfter))
+		c.LeaseMargin = cmp.Or(c.LeaseMargin, agent.DefaultLeaseMargin(c.Lease))
+	}
+	if c.ElectionPort == 0 && !strings.HasSuffix(c.Bind, ":0") {
+		c.ElectionPort = agent.DefaultElectionPort
+	}
+	return c
+}
+
+// kind is the syntax of an option's value. Parsing checks the syntax
+// only; agent.Config.Validate checks ranges, names and how values relate.
+type kind int
 
 const (
-	kindString   optionKind = iota
-	kindInt                 // a decimal integer
-	kindDuration            // a string with a unit; a bare number other than 0 is refused
-	kindBool                // a boolean flag: --x means --x=true
-	kindList                // a comma-separated list; a YAML sequence in the file
-	kindMulti               // repeatable, one item each time (commas are kept); a YAML sequence in the file
-	kindArgv                // the job's command line: no flag (it goes after --), a YAML sequence or string in the file
+	text          kind = iota // a string, as given
+	textOrDefault             // a string; "" is the default
+	name                      // one of names[flag]; a setting of the log, not of the agent
+	integer                   // a decimal integer (agent.IntRange when it does not fit the field)
+	duration                  // a duration with a unit, 0 (the default) or more
+	anyDuration               // a duration, negative too
+	boolean                   // true or false (yes, no, on, off); the flag alone is true
+	ipPort                    // IP[:PORT]
+	hostPortOrOff             // HOST:PORT, or "off" or "" for none
+	multicastIP               // a multicast address
+	keyFile                   // the path of a key, read at once
+	stateFile                 // the path of a state file, read at once
+	addrList                  // addresses, comma-separated; the flag may be repeated; a list in the file
+	commands                  // a shell command each time the flag is given; a list in the file
+	argv                      // the job's command line: no flag (it goes after --); in the file a list, or a string for /bin/sh -c
 )
 
-// itemSep joins the items of a kindMulti or kindArgv value for
-// option.set: a byte no command line holds.
-const itemSep = "\x00"
+// names are the values a setting of kind name may have.
+var names = map[string][]string{
+	"log-format": {"text", "json"},
+	"log-level":  {"debug", "info", "warn", "error"},
+}
 
 // option is one setting of `lanleader run`: the flag --flag and the YAML
 // key flag with '-' replaced by '_'.
 type option struct {
 	flag  string
-	kind  optionKind
-	usage string // one line, for the FlagSet; the help is runUsage
-	// set parses v and stores it in s. Its error names the value but not
-	// the option: the caller prefixes the flag or the key.
-	set func(s *runSettings, v string) error
+	field string // of settings
+	kind  kind
 }
 
 // key is the option's YAML key.
 func (o option) key() string { return strings.ReplaceAll(o.flag, "-", "_") }
 
-// isFlag says whether the option is also a flag (all but the job, whose
-// command line goes after --).
-func (o option) isFlag() bool { return o.kind != kindArgv }
+// isFlag says whether the option is also a flag (all but the job).
+func (o option) isFlag() bool { return o.kind != argv }
 
 // runOptions are the options of `lanleader run`, but --config. A new one
-// needs a line in runUsage and tests in config_test.go.
+// needs a field of agent.Config (and its check in Validate), a line in
+// run.txt and tests in config_test.go.
 var runOptions = []option{
-	{"name", kindString, "this node's name (default: the host name)", func(s *runSettings, v string) error {
-		s.cfg.Name = v
-		return nil
-	}},
-	{"node-id", kindInt, "election id, 1…2^53-1 (default: from /etc/machine-id)", func(s *runSettings, v string) error {
-		n, err := parseInt(v, 1, agent.MaxNodeID)
-		if err == nil {
-			s.cfg.NodeID = uint64(n)
+	{"name", "Name", textOrDefault},
+	{"node-id", "NodeID", integer},
+	{"priority", "Priority", integer},
+	{"cluster", "Cluster", textOrDefault},
+	{"bind", "Bind", ipPort},
+	{"election-port", "ElectionPort", integer},
+	{"join", "Join", addrList},
+	{"http", "HTTP", hostPortOrOff},
+	{"heartbeat", "Heartbeat", duration},
+	{"suspect-after", "SuspectAfter", duration},
+	{"detector", "Detector", text},
+	{"key-file", "Key", keyFile},
+	{"accept-key-file", "AcceptKeys", keyFile},
+	{"algorithm", "Algorithm", text},
+	{"transport", "Transport", text},
+	{"multicast-group", "Group", multicastIP},
+	{"preempt", "Preempt", boolean},
+	{"preempt-delay", "PreemptDelay", duration},
+	{"quorum", "Quorum", integer},
+	{"lease", "Lease", duration},
+	{"lease-margin", "LeaseMargin", duration},
+	{"state-file", "StateFile", stateFile},
+	{"discover-interval", "DiscoverInterval", anyDuration},
+	{"job", "Job", argv},
+	{"job-grace", "JobGrace", duration},
+	{"job-max-failures", "JobMaxFailures", integer},
+	{"job-failure-window", "JobFailureWindow", duration},
+	{"on-leader", "OnLeader", text},
+	{"on-follower", "OnFollower", text},
+	{"on-change", "OnChange", text},
+	{"hook-timeout", "HookTimeout", duration},
+	{"check", "Checks", commands},
+	{"check-interval", "CheckInterval", duration},
+	{"check-weight", "CheckWeight", integer},
+	{"log-format", "LogFormat", name},
+	{"log-level", "LogLevel", name},
+}
+
+// set parses v, the text of a flag or of a YAML scalar, into o's field of
+// s; a list adds v to its items. Its error names the value but not the
+// option: the caller says which flag or key.
+func (o option) set(s *settings, v string) error {
+	f := reflect.ValueOf(s).Elem().FieldByName(o.field)
+	def := reflect.ValueOf(&s.defaults).Elem().FieldByName(o.field)
+	switch o.kind {
+	case text, textOrDefault, name:
+		if v == "" && o.kind == textOrDefault {
+			v = def.String()
 		}
-		return err
-	}},
-	{"priority", kindInt, "priority 1…65535 (default 100)", func(s *runSettings, v string) error {
-		n, err := parseInt(v, 1, 65535)
-		if err == nil {
-			s.cfg.Priority = uint16(n)
+		f.SetString(v)
+		if o.kind == name {
+			return oneOf(v, names[o.flag]...)
 		}
+	case integer:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("%q is not an integer", v)
+		}
+		if err != nil || f.CanInt() && f.OverflowInt(n) || f.CanUint() && (n < 0 || f.OverflowUint(uint64(n))) {
+			r, _ := agent.IntRange(o.flag)
+			return r.OutOfRange(v)
+		}
+		if f.CanInt() {
+			f.SetInt(n)
+		} else {
+			f.SetUint(uint64(n))
+		}
+	case duration, anyDuration:
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (like 100ms or 2s)", v)
+		}
+		if d < 0 && o.kind == duration {
+			return fmt.Errorf("%s is negative; want 0 (the default) or more", v)
+		}
+		f.SetInt(cmp.Or(int64(d), def.Int()))
+	case boolean:
+		b, err := parseBool(v)
+		f.SetBool(b)
 		return err
-	}},
-	{"cluster", kindString, "cluster name (default lanleader)", func(s *runSettings, v string) error {
-		s.cfg.Cluster = v
-		return nil
-	}},
-	{"bind", kindString, "gossip address IP[:PORT] (default 0.0.0.0:7946)", func(s *runSettings, v string) error {
+	case ipPort:
 		if _, err := (&agent.Config{Bind: v}).BindAddrPort(); err != nil {
 			return fmt.Errorf("%q is not an IP address with an optional port (like 198.18.0.1 or 198.18.0.1:7946)", v)
 		}
-		s.cfg.Bind = v
-		return nil
-	}},
-	{"election-port", kindInt, "UDP port of election messages (default 7947)", func(s *runSettings, v string) error {
-		n, err := parseInt(v, 0, 65535)
-		if err == nil {
-			s.cfg.ElectionPort = int(n)
-		}
-		return err
-	}},
-	{"join", kindList, "peers to join, HOST[:PORT],... (repeatable)", func(s *runSettings, v string) error {
-		s.cfg.Join = nil
-		if v == "" {
-			return nil
-		}
-		for a := range strings.SplitSeq(v, ",") {
-			a = strings.TrimSpace(a)
-			if a == "" {
-				return fmt.Errorf("empty address in %q", v)
-			}
-			s.cfg.Join = append(s.cfg.Join, a)
-		}
-		return nil
-	}},
-	{"http", kindString, `address of /status and /metrics, or "off" (default 127.0.0.1:9947)`, func(s *runSettings, v string) error {
+		f.SetString(v)
+	case hostPortOrOff:
 		if v == "off" {
 			v = ""
 		}
-		if v != "" {
-			if _, _, err := net.SplitHostPort(v); err != nil {
-				return fmt.Errorf(`%q is not host:port (like 127.0.0.1:9947) or "off"`, v)
-			}
-		}
-		s.cfg.HTTP = v
-		return nil
-	}},
-	{"heartbeat", kindDuration, "leader's heartbeat interval (default 100ms)", func(s *runSettings, v string) (err error) {
-		s.cfg.Heartbeat, err = parseDuration(v, false)
-		return err
-	}},
-	{"suspect-after", kindDuration, "fixed detector's timeout (default 3 heartbeats)", func(s *runSettings, v string) (err error) {
-		s.cfg.SuspectAfter, err = parseDuration(v, false)
-		return err
-	}},
-	{"detector", kindString, "failure detector, fixed or phi (default fixed)", func(s *runSettings, v string) error {
-		s.cfg.Detector = v
-		return oneOf(v, agent.DetectorFixed, agent.DetectorPhi)
-	}},
-	{"key-file", kindString, "the cluster's secret, at least 32 bytes, not world-readable (default: none)", func(s *runSettings, v string) error {
-		if v == "" {
-			s.cfg.Key = nil
-			return nil
-		}
-		k, err := agent.LoadKeyFile(v)
-		s.cfg.Key = k
-		return err
-	}},
-	{"accept-key-file", kindString, "an older key still accepted, for a key rotation (default: none)", func(s *runSettings, v string) error {
-		s.cfg.AcceptKeys = nil
-		if v == "" {
-			return nil
-		}
-		k, err := agent.LoadKeyFile(v)
-		if err == nil {
-			s.cfg.AcceptKeys = [][]byte{k}
-		}
-		return err
-	}},
-	{"algorithm", kindString, "election algorithm: bully, ring, chang-roberts or hirschberg-sinclair (default bully)", func(s *runSettings, v string) error {
-		s.cfg.Algorithm = v
-		return oneOf(v, election.Algorithms...)
-	}},
-	{"transport", kindString, "multicast or unicast (default multicast)", func(s *runSettings, v string) error {
-		s.cfg.Transport = v
-		return oneOf(v, agent.TransportMulticast, agent.TransportUnicast)
-	}},
-	{"multicast-group", kindString, "multicast group (default 239.255.76.76)", func(s *runSettings, v string) error {
+		f.SetString(v)
+	case multicastIP:
 		a, err := netip.ParseAddr(v)
 		if err != nil {
 			return fmt.Errorf("%q is not an IP address", v)
@@ -542,133 +206,57 @@ var runOptions = []option{
 		if !a.IsMulticast() {
 			return fmt.Errorf("%s is not a multicast address (like %s or %s)", v, agent.DefaultGroup4, agent.DefaultGroup6)
 		}
-		s.cfg.Group = a
-		return nil
-	}},
-	{"preempt", kindBool, "a larger node takes over from a smaller leader (default true)", func(s *runSettings, v string) (err error) {
-		s.cfg.Preempt, err = parseBool(v)
-		return err
-	}},
-	{"preempt-delay", kindDuration, "wait before taking over after start (default 0)", func(s *runSettings, v string) (err error) {
-		s.cfg.PreemptDelay, err = parseDuration(v, false)
-		return err
-	}},
-	{"quorum", kindInt, "expected cluster size for split-brain safety; 0: off (default 0)", func(s *runSettings, v string) error {
-		n, err := parseInt(v, 0, 1024)
-		if err == nil {
-			s.cfg.Quorum = int(n)
-		}
-		return err
-	}},
-	{"lease", kindDuration, "with --quorum: the leader's lease (default --suspect-after + --heartbeat)", func(s *runSettings, v string) (err error) {
-		s.cfg.Lease, err = parseDuration(v, false)
-		return err
-	}},
-	{"lease-margin", kindDuration, "with --quorum: the followers' wait beyond the lease (default lease/10)", func(s *runSettings, v string) (err error) {
-		s.cfg.LeaseMargin, err = parseDuration(v, false)
-		return err
-	}},
-	{"state-file", kindString, "with --quorum: where the voted term is kept (default: none)", func(s *runSettings, v string) error {
-		s.cfg.StateFile = v
-		if v == "" {
-			return nil
-		}
-		_, err := agent.LoadVotedTerm(v)
-		return err
-	}},
-	{"discover-interval", kindDuration, "discovery beacon interval, negative for none (default 1s)", func(s *runSettings, v string) (err error) {
-		s.cfg.DiscoverInterval, err = parseDuration(v, true)
-		return err
-	}},
-	{"job", kindArgv, "the job's command line (after --)", func(s *runSettings, v string) error {
-		s.cfg.Job = strings.Split(v, itemSep)
-		if s.cfg.Job[0] == "" {
-			return errors.New("empty command name")
-		}
-		return nil
-	}},
-	{"job-grace", kindDuration, "time between SIGTERM and SIGKILL of the job (default 10s)", func(s *runSettings, v string) (err error) {
-		s.cfg.JobGrace, err = parseDuration(v, false)
-		return err
-	}},
-	{"job-max-failures", kindInt, "job exits in the window before handing over; 0: never (default 5)", func(s *runSettings, v string) error {
-		n, err := parseInt(v, 0, 1000)
-		if err == nil {
-			s.cfg.JobMaxFailures = int(n)
-			if n == 0 {
-				s.cfg.JobMaxFailures = -1
-			}
-		}
-		return err
-	}},
-	{"job-failure-window", kindDuration, "window of --job-max-failures (default 1m)", func(s *runSettings, v string) (err error) {
-		s.cfg.JobFailureWindow, err = parseDuration(v, false)
-		return err
-	}},
-	{"on-leader", kindString, "shell command run when this node becomes leader", func(s *runSettings, v string) error {
-		s.cfg.OnLeader = v
-		return nil
-	}},
-	{"on-follower", kindString, "shell command run when this node stops leading or first follows", func(s *runSettings, v string) error {
-		s.cfg.OnFollower = v
-		return nil
-	}},
-	{"on-change", kindString, "shell command run on every change of state or leader", func(s *runSettings, v string) error {
-		s.cfg.OnChange = v
-		return nil
-	}},
-	{"hook-timeout", kindDuration, "a hook still running then is killed (default 10s)", func(s *runSettings, v string) (err error) {
-		s.cfg.HookTimeout, err = parseDuration(v, false)
-		return err
-	}},
-	{"check", kindMulti, "health check, a shell command (repeatable)", func(s *runSettings, v string) error {
-		s.cfg.Checks = nil
-		if v == "" {
-			return nil
-		}
-		for c := range strings.SplitSeq(v, itemSep) {
-			if strings.TrimSpace(c) == "" {
-				return errors.New("empty command")
-			}
-			s.cfg.Checks = append(s.cfg.Checks, c)
-		}
-		return nil
-	}},
-	{"check-interval", kindDuration, "how often each check runs (default 2s)", func(s *runSettings, v string) (err error) {
-		s.cfg.CheckInterval, err = parseDuration(v, false)
-		if err == nil && s.cfg.CheckInterval != 0 && s.cfg.CheckInterval < agent.MinCheckInterval {
-			return fmt.Errorf("%s is shorter than %v", v, agent.MinCheckInterval)
-		}
-		return err
-	}},
-	{"check-weight", kindInt, "priority a failing check takes off (default 50)", func(s *runSettings, v string) error {
-		n, err := parseInt(v, 1, 65535)
-		if err == nil {
-			s.cfg.CheckWeight = int(n)
-		}
-		return err
-	}},
-	{"log-format", kindString, "text or json (default text)", func(s *runSettings, v string) error {
-		s.logFormat = v
-		return oneOf(v, "text", "json")
-	}},
-	{"log-level", kindString, "debug, info, warn or error (default info)", func(s *runSettings, v string) error {
-		if err := oneOf(v, "debug", "info", "warn", "error"); err != nil {
+		f.Set(reflect.ValueOf(a))
+	case keyFile:
+		return s.setKey(o.field, v)
+	case stateFile:
+		f.SetString(v)
+		if v != "" {
+			_, err := agent.LoadVotedTerm(v)
 			return err
 		}
-		return s.logLevel.UnmarshalText([]byte(v))
-	}},
+	case addrList:
+		if v == "" {
+			break // an empty list
+		}
+		for a := range strings.SplitSeq(v, ",") {
+			if a = strings.TrimSpace(a); a == "" {
+				return fmt.Errorf("empty address in %q", v)
+			}
+			f.Set(reflect.Append(f, reflect.ValueOf(a)))
+		}
+	case commands, argv:
+		f.Set(reflect.Append(f, reflect.ValueOf(v)))
+	}
+	return nil
+}
+
+// setKey reads the key of the file at path ("": none) into Key, or as the
+// one older key of AcceptKeys.
+func (s *settings) setKey(field, path string) error {
+	var key []byte
+	if path != "" {
+		var err error
+		if key, err = agent.LoadKeyFile(path); err != nil {
+			return err
+		}
+	}
+	if field == "Key" {
+		s.Key = key
+	} else if s.AcceptKeys = nil; key != nil {
+		s.AcceptKeys = [][]byte{key}
+	}
+	return nil
 }
 
 // parseRunConfig turns the arguments of `lanleader run` (and its --config
 // file) into an agent configuration and the job's command line (after --).
 //
 // Defaults are overridden by the file, and the file by the flags given on
-// the command line. The Config returned is filled (agent.Config.Fill) and
-// valid, and its Logger writes to stderr. -h and --help print runUsage to
-// stdout and return flag.ErrHelp. Any other error is one line that names
-// the flag or key at fault and its value; parseRunConfig prints nothing
-// but the help.
+// the command line. The Config returned is valid, and its Logger writes
+// to stderr. -h and --help print runUsage to stdout and return
+// flag.ErrHelp. Any other error is one line that names the flag or key at
+// fault and its value; parseRunConfig prints nothing but the help.
 func parseRunConfig(args []string, stdout, stderr io.Writer) (agent.Config, []string, error) {
 	cfg, job, err := parseRun(args, stdout, stderr)
 	if err != nil && strings.Contains(err.Error(), "\n") {
@@ -691,355 +279,55 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 			return agent.Config{}, nil, errors.New("nothing after --: give the job's command line there, or leave out --")
 		}
 	}
-
 	rf := newRunFlags()
-	if err := rf.set.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, runUsage)
-			return agent.Config{}, nil, err
-		}
-		return agent.Config{}, nil, errors.New(flagMessage(err))
+	if err := rf.parse(args, stdout); err != nil {
+		return agent.Config{}, nil, err
 	}
-	if rf.set.NArg() > 0 {
-		a, i := rf.set.Arg(0), len(args)-rf.set.NArg()
-		hint := "the job's command line goes after --"
-		if i > 0 && strings.TrimLeft(args[i-1], "-") == "preempt" {
-			hint = "write --preempt=" + a + ", with an '='"
-		}
-		return agent.Config{}, nil, fmt.Errorf("unexpected argument %q (%s)", a, hint)
-	}
-	given := map[string]bool{}
-	rf.set.Visit(func(f *flag.Flag) { given[f.Name] = true })
-
-	// The defaults that agent.Config.Fill cannot set, because their zero
-	// value means something: "" is no HTTP listener, false is nopreempt.
-	s := runSettings{
-		cfg:       agent.Config{HTTP: agent.DefaultHTTP, Preempt: true},
-		logFormat: "text",
-		logLevel:  slog.LevelInfo,
-	}
-	if given["config"] {
-		if rf.config == "" {
+	s := newSettings()
+	// where says where each setting given came from, for Validate's
+	// errors: "--flag", or the file and line.
+	where := map[string]string{}
+	if rf.config != nil {
+		if *rf.config == "" {
 			return agent.Config{}, nil, errors.New("--config: empty file name")
 		}
-		if err := loadConfigFile(rf.config, &s); err != nil {
+		if err := loadConfigFile(*rf.config, s, where); err != nil {
 			return agent.Config{}, nil, err
 		}
 	}
-	for _, o := range runOptions {
-		if !o.isFlag() || !given[o.flag] {
-			continue
-		}
-		if err := o.set(&s, rf.values[o.flag].String()); err != nil {
-			return agent.Config{}, nil, fmt.Errorf("--%s: %w", o.flag, err)
-		}
-	}
-
-	opts := &slog.HandlerOptions{Level: s.logLevel}
-	if s.logFormat == "json" {
-		s.cfg.Logger = slog.New(slog.NewJSONHandler(stderr, opts))
-	} else {
-		s.cfg.Logger = slog.New(slog.NewTextHandler(stderr, opts))
+	if err := rf.apply(s, where); err != nil {
+		return agent.Config{}, nil, err
 	}
 	// A command line after -- replaces the file's job.
 	if len(job) > 0 {
-		s.cfg.Job = job
+		s.Job = job
 	}
-	s.cfg.Fill()
-	if err := s.cfg.Validate(); err != nil {
-		return agent.Config{}, nil, err
+	cfg := s.config()
+	if err := cfg.Validate(); err != nil {
+		return agent.Config{}, nil, attribute(err, where)
 	}
-	return s.cfg, s.cfg.Job, nil
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(s.LogLevel)) // one of names["log-level"], checked by set
+	opts := &slog.HandlerOptions{Level: level}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, opts))
+	if s.LogFormat == "json" {
+		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, opts))
+	}
+	return cfg, cfg.Job, nil
 }
 
-// runFlags is the FlagSet of `lanleader run`. The flags keep the strings
-// they were given; parseRun parses them after the file, so that a flag
-// given on the command line overrides the file and one not given does not.
-type runFlags struct {
-	set    *flag.FlagSet
-	config string
-	values map[string]*flagValue // by flag name
-}
-
-func newRunFlags() *runFlags {
-	rf := &runFlags{set: flag.NewFlagSet("run", flag.ContinueOnError), values: map[string]*flagValue{}}
-	rf.set.SetOutput(io.Discard)
-	rf.set.Usage = func() {}
-	rf.set.StringVar(&rf.config, "config", "", "YAML config `file`")
-	for _, o := range runOptions {
-		if !o.isFlag() {
-			continue
-		}
-		v := &flagValue{list: o.kind == kindList || o.kind == kindMulti, sep: ","}
-		if o.kind == kindMulti {
-			v.sep = itemSep
-		}
-		rf.values[o.flag] = v
-		if o.kind == kindBool {
-			rf.set.Var(boolFlagValue{v}, o.flag, o.usage)
-		} else {
-			rf.set.Var(v, o.flag, o.usage)
+// attribute puts where a setting was given (see parseRun) in place of its
+// name in each of Validate's SettingErrors, so that an error names the
+// flag, or the file's line, to change.
+func attribute(err error, where map[string]string) error {
+	errs := slices.Clone(unjoin(err))
+	for i, e := range errs {
+		var se *agent.SettingError
+		if errors.As(e, &se) && where[se.Setting] != "" {
+			errs[i] = fmt.Errorf("%s: %w", where[se.Setting], se.Err)
 		}
 	}
-	return rf
-}
-
-// flagValue is the text of a flag as given: the last one for a single
-// value, every non-empty one for a list.
-type flagValue struct {
-	list bool
-	sep  string // between the items of a list, for option.set
-	vals []string
-}
-
-func (f *flagValue) String() string {
-	if f == nil {
-		return ""
-	}
-	return strings.Join(f.vals, f.sep)
-}
-
-func (f *flagValue) Set(v string) error {
-	switch {
-	case !f.list:
-		f.vals = []string{v}
-	case v != "":
-		f.vals = append(f.vals, v)
-	}
-	return nil
-}
-
-// boolFlagValue is a flagValue that may be given without a value (--preempt
-// is --preempt=true).
-type boolFlagValue struct{ *flagValue }
-
-func (boolFlagValue) IsBoolFlag() bool { return true }
-
-// flagMessage rewrites the flag package's errors in our words.
-func flagMessage(err error) string {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		known := []string{"config"}
-		for _, o := range runOptions {
-			if o.isFlag() {
-				known = append(known, o.flag)
-			}
-		}
-		hint := "'lanleader run -h' lists the flags"
-		if s := suggest(name, known); s != "" {
-			hint = "did you mean --" + s + "?"
-		}
-		return fmt.Sprintf("unknown flag --%s (%s)", name, hint)
-	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return fmt.Sprintf("--%s: needs a value", name)
-	}
-	return msg
-}
-
-// fileType is the struct the config file is decoded into: one yaml.Node
-// field per option, tagged with its key, so that yaml's KnownFields finds
-// the unknown keys (with their lines) and each value keeps its line and
-// tag for our own checks.
-var fileType = func() reflect.Type {
-	fields := make([]reflect.StructField, len(runOptions))
-	for i, o := range runOptions {
-		fields[i] = reflect.StructField{
-			Name: fmt.Sprintf("F%d", i),
-			Type: reflect.TypeFor[yaml.Node](),
-			Tag:  reflect.StructTag(`yaml:"` + o.key() + `"`),
-		}
-	}
-	return reflect.StructOf(fields)
-}()
-
-// loadConfigFile applies the YAML file at path to s, key by key in the
-// order of the file.
-func loadConfigFile(path string, s *runSettings) error {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("config %s: %s", path, fmt.Sprintf(format, args...))
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fail("%v", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	doc := reflect.New(fileType)
-	if err := dec.Decode(doc.Interface()); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil // empty, or only comments: every default
-		}
-		return fail("%s", yamlMessage(err))
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return fail("%s", yamlMessage(err))
-		}
-		return fail("line %d: a second YAML document; put every key in one", extra.Line)
-	}
-
-	type entry struct {
-		o option
-		n *yaml.Node
-	}
-	var entries []entry
-	for i, o := range runOptions {
-		n := doc.Elem().Field(i).Addr().Interface().(*yaml.Node)
-		if n.Kind != 0 {
-			entries = append(entries, entry{o, n})
-		}
-	}
-	slices.SortStableFunc(entries, func(a, b entry) int { return a.n.Line - b.n.Line })
-	for _, e := range entries {
-		v, err := nodeText(e.o.kind, e.n)
-		if err == nil {
-			err = e.o.set(s, v)
-		}
-		if err != nil {
-			return fail("line %d: %s: %v", e.n.Line, e.o.key(), err)
-		}
-	}
-	return nil
-}
-
-// nodeText is the value of a YAML node as the string that option.set
-// parses, or why the node cannot be one of this kind.
-func nodeText(kind optionKind, n *yaml.Node) (string, error) {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
-		return "", errors.New("no value (leave the key out for the default)")
-	}
-	if kind == kindArgv && n.Kind == yaml.ScalarNode {
-		// A string is a shell command line.
-		if strings.TrimSpace(n.Value) == "" {
-			return "", errors.New("empty command")
-		}
-		return strings.Join([]string{"/bin/sh", "-c", n.Value}, itemSep), nil
-	}
-	if kind == kindMulti || kind == kindArgv {
-		if n.Kind != yaml.SequenceNode {
-			if kind == kindArgv {
-				return "", errors.New(`want a command line, as a list (like [/usr/bin/worker, --fast]) or a string for /bin/sh -c`)
-			}
-			return "", errors.New(`want a list of shell commands, like ["test -e /run/app.ok"]`)
-		}
-		if len(n.Content) == 0 {
-			if kind == kindArgv {
-				return "", errors.New("empty command")
-			}
-			return "", nil
-		}
-		items := make([]string, len(n.Content))
-		for i, c := range n.Content {
-			for c.Kind == yaml.AliasNode && c.Alias != nil {
-				c = c.Alias
-			}
-			if c.Kind != yaml.ScalarNode || c.ShortTag() == "!!null" {
-				return "", fmt.Errorf("item %d is not a string", i+1)
-			}
-			if strings.Contains(c.Value, itemSep) {
-				return "", fmt.Errorf("item %d holds a NUL byte", i+1)
-			}
-			items[i] = c.Value
-		}
-		return strings.Join(items, itemSep), nil
-	}
-	if kind == kindList {
-		if n.Kind != yaml.SequenceNode {
-			return "", errors.New(`want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`)
-		}
-		items := make([]string, len(n.Content))
-		for i, c := range n.Content {
-			for c.Kind == yaml.AliasNode && c.Alias != nil {
-				c = c.Alias
-			}
-			if c.Kind != yaml.ScalarNode || c.ShortTag() == "!!null" {
-				return "", fmt.Errorf("item %d is not an address", i+1)
-			}
-			items[i] = c.Value
-		}
-		return strings.Join(items, ","), nil
-	}
-	if n.Kind != yaml.ScalarNode {
-		what := "a mapping"
-		if n.Kind == yaml.SequenceNode {
-			what = "a list"
-		}
-		return "", fmt.Errorf("want a single value, not %s", what)
-	}
-	if kind == kindDuration && n.ShortTag() == "!!int" && n.Value != "0" {
-		return "", fmt.Errorf(`%s has no unit; write a duration like "100ms" or "2s"`, n.Value)
-	}
-	return n.Value, nil
-}
-
-var (
-	unknownKeyRE   = regexp.MustCompile(`^line (\d+): field (.*?) not found in type `)
-	duplicateKeyRE = regexp.MustCompile(`^line (\d+): mapping key (".*") already defined at line (\d+)$`)
-	notMappingRE   = regexp.MustCompile(`^line (\d+): cannot unmarshal (!!\w+)`)
-)
-
-// yamlMessage is a yaml decoding error in our words, without "yaml: ".
-func yamlMessage(err error) string {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return strings.TrimPrefix(err.Error(), "yaml: ")
-	}
-	keys := make([]string, len(runOptions))
-	for i, o := range runOptions {
-		keys[i] = o.key()
-	}
-	msgs := make([]string, len(te.Errors))
-	for i, e := range te.Errors {
-		msgs[i] = e
-		if m := unknownKeyRE.FindStringSubmatch(e); m != nil {
-			msgs[i] = fmt.Sprintf("line %s: unknown key %q", m[1], m[2])
-			if s := suggest(m[2], keys); s != "" {
-				msgs[i] += fmt.Sprintf(" (did you mean %q?)", s)
-			}
-		} else if m := duplicateKeyRE.FindStringSubmatch(e); m != nil {
-			msgs[i] = fmt.Sprintf("line %s: key %s given twice (first at line %s)", m[1], m[2], m[3])
-		} else if m := notMappingRE.FindStringSubmatch(e); m != nil {
-			what := "a single value"
-			if m[2] == "!!seq" {
-				what = "a list"
-			}
-			msgs[i] = fmt.Sprintf(`line %s: want a mapping of keys to values (like "priority: 150"), not %s`, m[1], what)
-		}
-	}
-	return strings.Join(msgs, "; ")
-}
-
-// parseInt parses a decimal integer in lo…hi.
-func parseInt(v string, lo, hi int64) (int64, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if errors.Is(err, strconv.ErrRange) || err == nil && (n < lo || n > hi) {
-		return 0, fmt.Errorf("%s out of range %d…%d", v, lo, hi)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer", v)
-	}
-	return n, nil
-}
-
-// parseDuration parses a Go duration; a negative one only if negative.
-func parseDuration(v string, negative bool) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (like 100ms or 2s)", v)
-	}
-	if d < 0 && !negative {
-		return 0, fmt.Errorf("%s is negative; want 0 (the default) or more", v)
-	}
-	return d, nil
+	return errors.Join(errs...)
 }
 
 // parseBool parses what strconv.ParseBool does, and yes, no, on and off.
@@ -1068,43 +356,6 @@ func oneOf(v string, names ...string) error {
 		list = strings.Join(names[:len(names)-1], ", ") + " or " + list
 	}
 	return fmt.Errorf("%q is not %s", v, list)
-}
-
-// suggest returns the name of known that the mistyped name most likely
-// meant: one it begins, or one at most two edits away; "" if none.
-func suggest(name string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range known {
-		d := editDistance(name, k)
-		if len(name) >= 3 && strings.HasPrefix(k, name) {
-			d = min(d, 1)
-		}
-		if d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // oneLineError shows a multi-line error (agent.Config.Validate joins one

@@ -178,7 +178,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--priority", "7", "--priority", "9"}, func(c *agent.Config) { c.Priority = 9 }},
 		{[]string{"--job-grace", "3s"}, func(c *agent.Config) { c.JobGrace = 3 * time.Second }},
 		{[]string{"--job-max-failures", "2"}, func(c *agent.Config) { c.JobMaxFailures = 2 }},
-		{[]string{"--job-max-failures", "0"}, func(c *agent.Config) { c.JobMaxFailures = -1 }},
+		{[]string{"--job-max-failures", "0"}, func(c *agent.Config) { c.JobMaxFailures = 0 }}, // never
 		{[]string{"--job-failure-window", "5m"}, func(c *agent.Config) { c.JobFailureWindow = 5 * time.Minute }},
 		{[]string{"--on-leader", "ip addr add 198.18.0.100/24 dev eth0"}, func(c *agent.Config) { c.OnLeader = "ip addr add 198.18.0.100/24 dev eth0" }},
 		{[]string{"--on-follower", "logger follower"}, func(c *agent.Config) { c.OnFollower = "logger follower" }},
@@ -332,7 +332,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		DiscoverInterval: -time.Second,
 		Job:              []string{"/usr/bin/worker", "--queue", "a,b"},
 		JobGrace:         4 * time.Second,
-		JobMaxFailures:   -1,
+		JobMaxFailures:   0, // never
 		JobFailureWindow: 2 * time.Minute,
 		OnLeader:         "echo leader",
 		OnFollower:       "echo follower",

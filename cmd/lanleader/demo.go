@@ -109,14 +109,17 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(d.sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(d.sigs)
 
-	opt := agent.LocalOptions{Nodes: o.nodes, Base: agent.Config{Preempt: true, Heartbeat: o.hb, Version: version}}
+	opt := agent.LocalOptions{Nodes: o.nodes, Base: func(c *agent.Config) {
+		c.Heartbeat, c.Version = o.hb, version
+		c.DeriveTimeouts() // suspect after three of these heartbeats
+	}}
 	if o.verbose {
 		opt.Logger = func(i int) *slog.Logger {
 			return slog.New(slog.NewTextHandler(stderr, nil)).With("agent", fmt.Sprintf("node-%d", i+1))
 		}
 	}
 	d.say("starting %d agents on 127.0.0.1 (heartbeat %v, suspect after %v; node-%d has the largest key)",
-		o.nodes, o.hb, 3*o.hb, o.nodes)
+		o.nodes, o.hb, agent.DefaultSuspectAfter(o.hb), o.nodes)
 	l, err := agent.StartLocal(opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "lanleader demo: %s\n", oneLineErr(err))

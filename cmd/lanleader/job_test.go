@@ -166,7 +166,7 @@ func TestRunJobNotFound(t *testing.T) {
 // TestResignLive: `lanleader resign` makes the leader hand over and
 // prints the new leader; against a follower it exits 1 and says why.
 func TestResignLive(t *testing.T) {
-	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 2, HTTP: true, Base: agent.Config{Preempt: true, PreemptDelay: 5 * time.Second}})
+	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 2, HTTP: true, Base: func(c *agent.Config) { c.PreemptDelay = 5 * time.Second }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,9 @@ func TestResignLive(t *testing.T) {
 // cannot read safely (exit 2, naming the flag), and hands over with it.
 func TestResignWithKey(t *testing.T) {
 	keyFile, _ := writeKeys(t)
-	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 2, HTTP: true, Base: agent.Config{Preempt: true, PreemptDelay: 5 * time.Second, Key: testKey}})
+	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 2, HTTP: true, Base: func(c *agent.Config) {
+		c.PreemptDelay, c.Key = 5*time.Second, testKey
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func TestRunSignal(t *testing.T) {
 // TestStatusLive: `lanleader status` against real agents prints the table
 // of members with the leader marked, and --json the live document.
 func TestStatusLive(t *testing.T) {
-	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 3, HTTP: true, Base: agent.Config{Preempt: true}})
+	l, err := agent.StartLocal(agent.LocalOptions{Nodes: 3, HTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
