@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lanleader/lanleader/agent/internal/proc"
+	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/detector"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/metrics"
@@ -38,7 +39,7 @@ type Agent struct {
 	}
 
 	machine election.Machine
-	tr      *transport
+	tr      *udp.Transport
 	ml      *memberlist.Memberlist
 	del     *delegate
 	joiner  *joiner
@@ -234,14 +235,14 @@ func electionIP(bind netip.AddrPort) (netip.Addr, *net.Interface, error) {
 	case ip.IsLinkLocalUnicast() && ip.Is6():
 		return ip, nil, fmt.Errorf("bind %v: link-local IPv6 addresses are not supported; use a global or unique-local (fd00::/8) address", bind.Addr())
 	case ip.IsUnspecified():
-		return advertiseAddr()
+		return udp.AdvertiseAddr()
 	}
-	ifi, err := interfaceOf(ip)
+	ifi, err := udp.InterfaceOf(ip)
 	if err != nil {
 		return ip, nil, fmt.Errorf("bind %v: %w", bind.Addr(), err)
 	}
 	if ifi == nil {
-		return ip, nil, fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(hostAddrs(), ", "))
+		return ip, nil, fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(udp.HostAddrs(), ", "))
 	}
 	return ip, ifi, nil
 }
@@ -252,7 +253,7 @@ func (a *Agent) openSockets(ip netip.Addr, ifi *net.Interface) (err error) {
 	cfg := &a.cfg
 	if cfg.HTTP != "" {
 		if a.web.ln, err = net.Listen("tcp", cfg.HTTP); err != nil {
-			return listenError("http", cfg.HTTP, err)
+			return udp.ListenError("http", cfg.HTTP, err)
 		}
 	}
 	var group netip.Addr
@@ -265,7 +266,7 @@ func (a *Agent) openSockets(ip netip.Addr, ifi *net.Interface) (err error) {
 			}
 		}
 	}
-	a.tr, err = openTransport(netip.AddrPortFrom(ip, uint16(cfg.ElectionPort)), group, ifi)
+	a.tr, err = udp.Open(netip.AddrPortFrom(ip, uint16(cfg.ElectionPort)), group, ifi)
 	return err
 }
 
@@ -309,12 +310,12 @@ func (a *Agent) startJoiner() {
 func (a *Agent) logStart() {
 	cfg := &a.cfg
 	groupText := "none (unicast)"
-	if a.tr.group.IsValid() {
-		groupText = a.tr.group.String()
+	if a.tr.Group.IsValid() {
+		groupText = a.tr.Group.String()
 	}
 	a.log.Info("started",
 		"node_id", cfg.NodeID, "priority", cfg.Priority, "cluster", cfg.Cluster,
-		"gossip", a.gossip.String(), "election", a.tr.local.String(), "transport", cfg.Transport,
+		"gossip", a.gossip.String(), "election", a.tr.Local.String(), "transport", cfg.Transport,
 		"group", groupText, "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
 		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay)
 	if cfg.Quorum > 0 {
@@ -338,10 +339,10 @@ func (a *Agent) logStart() {
 // hooks' and checks' runners.
 func (a *Agent) startWorkers() {
 	a.readers.Add(1)
-	go a.read(a.tr.uni)
-	if a.tr.multi != nil {
+	go a.read(a.tr.Uni)
+	if a.tr.Multi != nil {
 		a.readers.Add(1)
-		go a.read(a.tr.multi)
+		go a.read(a.tr.Multi)
 	}
 	if a.web.ln != nil {
 		a.web.srv = a.newHTTPServer()
@@ -378,7 +379,7 @@ func memberlistError(bind netip.AddrPort, err error) error {
 func (a *Agent) GossipAddr() netip.AddrPort { return a.gossip }
 
 // ElectionAddr is the election socket's address (after Start).
-func (a *Agent) ElectionAddr() netip.AddrPort { return a.tr.local }
+func (a *Agent) ElectionAddr() netip.AddrPort { return a.tr.Local }
 
 // HTTPAddr is the HTTP listener's address, "" when it is off.
 func (a *Agent) HTTPAddr() string {

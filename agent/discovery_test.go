@@ -42,8 +42,8 @@ func TestDiscoveryLoopback(t *testing.T) {
 		t.Errorf("no DISCOVER beacon was received")
 	}
 	for _, a := range agents {
-		if a.tr.group.String() != fmt.Sprintf("239.255.76.76:%d", ep) {
-			t.Fatalf("group %v", a.tr.group)
+		if a.tr.Group.String() != fmt.Sprintf("239.255.76.76:%d", ep) {
+			t.Fatalf("group %v", a.tr.Group)
 		}
 	}
 	// The multicast election carries on: host-2 crashes, host-1 leads.

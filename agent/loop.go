@@ -171,8 +171,8 @@ func (a *Agent) do(act election.Action) {
 		if b == nil {
 			return
 		}
-		if a.tr.group.IsValid() {
-			if err := a.tr.multicast(b); err != nil {
+		if a.tr.Group.IsValid() {
+			if err := a.tr.Multicast(b); err != nil {
 				a.log.Debug("multicast send", "type", act.Msg.Type.String(), "err", err)
 			}
 		} else {

@@ -282,7 +282,7 @@ func (a *Agent) housekeep() {
 // DiscoverInterval while it knows no peer, ten times less often after.
 func (a *Agent) beacon(now time.Duration) {
 	l := &a.loop
-	if !a.tr.group.IsValid() || a.cfg.DiscoverInterval < 0 {
+	if !a.tr.Group.IsValid() || a.cfg.DiscoverInterval < 0 {
 		return
 	}
 	every := a.cfg.DiscoverInterval
@@ -298,7 +298,7 @@ func (a *Agent) beacon(now time.Duration) {
 	if b == nil {
 		return
 	}
-	if err := a.tr.multicast(b); err != nil {
+	if err := a.tr.Multicast(b); err != nil {
 		a.log.Debug("beacon", "err", err)
 		return
 	}

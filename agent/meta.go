@@ -127,7 +127,7 @@ func decodeMeta(b []byte) (meta, error) {
 // loop (or before it starts).
 func (a *Agent) setMeta() {
 	b := meta{Proto: wire.Version, Algorithm: a.cfg.Algorithm, NodeID: a.cfg.NodeID,
-		Priority: a.machine.Status().Self.Priority, Election: a.tr.local, Leaving: a.loop.leaving,
+		Priority: a.machine.Status().Self.Priority, Election: a.tr.Local, Leaving: a.loop.leaving,
 		Job: a.loop.jobRunning}.append(nil)
 	a.del.meta.Store(&b)
 }

@@ -77,7 +77,7 @@ func (a *Agent) publish() {
 		Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: st.Self.Priority, State: st.State.String(),
 		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: a.cfg.Algorithm,
 		Members: make([]Member, 0, len(l.members)), Cluster: a.cfg.Cluster, Transport: a.cfg.Transport,
-		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.local.String(), Version: a.cfg.Version,
+		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.Local.String(), Version: a.cfg.Version,
 	}
 	if len(l.conflict) > 0 {
 		s.Conflict = slices.Clone(l.conflict)

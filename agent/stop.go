@@ -171,7 +171,7 @@ func (a *Agent) closeAll() {
 		a.ml.Shutdown()
 	}
 	if a.tr != nil {
-		a.tr.close()
+		a.tr.Close()
 	}
 	if a.web.ln != nil && a.web.srv == nil {
 		a.web.ln.Close()

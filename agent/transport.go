@@ -11,22 +11,23 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
 
 // read is a socket's reader goroutine: it drops what is not for this
 // cluster's election (counting why) and hands the rest to the loop.
-func (a *Agent) read(c pconn) {
+func (a *Agent) read(c udp.Conn) {
 	defer a.readers.Done()
-	buf := make([]byte, readBuffer)
+	buf := make([]byte, udp.ReadBuffer)
 	failures := 0
 	var macs []*wire.MAC // this goroutine's own
 	if a.auth.keys != nil {
 		macs = a.auth.keys.macs()
 	}
 	for {
-		n, ttl, src, err := c.readFrom(buf)
+		n, ttl, src, err := c.ReadFrom(buf)
 		at := a.now()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
@@ -63,7 +64,7 @@ func (a *Agent) read(c pconn) {
 			a.met.PacketsDropped.WithLabelValues(reason).Inc()
 			// Another node with this node's node_id (at another address:
 			// not a late packet of our own) is evidence of a conflict.
-			if reason != "conflict" || p.src == a.tr.local {
+			if reason != "conflict" || p.src == a.tr.Local {
 				continue
 			}
 			p.conflict = true
@@ -90,7 +91,7 @@ const maxReadFailures = 1000
 // with this node's node_id is evidence of a conflict only once its tag
 // verifies: a forged one must not take this node out of the election.
 func (a *Agent) accept(b []byte, ttl int, m *wire.Message, macs []*wire.MAC, at time.Duration) (reason, why string) {
-	if ttl >= 0 && ttl < LinkLocalTTL {
+	if ttl >= 0 && ttl < udp.LinkLocalTTL {
 		return "ttl", ""
 	}
 	msg, tag := wire.Split(b)
@@ -165,7 +166,7 @@ func (a *Agent) fanOut(b []byte, act election.Action) {
 }
 
 func (a *Agent) sendTo(b []byte, dst netip.AddrPort, t wire.Type) {
-	if err := a.tr.send(b, dst); err != nil {
+	if err := a.tr.Send(b, dst); err != nil {
 		a.log.Debug("send", "to", dst.String(), "type", t.String(), "err", err)
 	}
 }
@@ -207,4 +208,14 @@ func (a *Agent) electionAddr(id uint64) (netip.AddrPort, bool) {
 	}
 	p, ok := a.loop.peers[id]
 	return p.addr, ok
+}
+
+// packet is one decoded election message and where and when it arrived.
+type packet struct {
+	msg wire.Message
+	src netip.AddrPort
+	at  time.Duration // the agent's clock, read right after the read returned
+	// conflict: the packet was dropped because another node sends with
+	// this node's node_id; it reaches the loop only as that evidence.
+	conflict bool
 }

@@ -1,8 +1,9 @@
-package agent
-
-// The election sockets: a unicast socket on the election port and, with
-// the multicast transport, one joined to the group; TTL 255 out, the
-// received TTL read back.
+// Package udp opens the agent's election sockets: a unicast socket on the
+// election port and, with the multicast transport, one joined to the
+// group; every packet leaves with TTL 255 and reads report the TTL it
+// arrived with. It also finds this host's interfaces and addresses. It
+// knows nothing of the election or of the packets' content.
+package udp
 
 import (
 	"errors"
@@ -10,13 +11,11 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
-
-	"github.com/lanleader/lanleader/wire"
 )
 
 // LinkLocalTTL is the IP TTL (IPv6 hop limit) every election packet is
@@ -24,8 +23,8 @@ import (
 // a router, so it cannot come from this LAN (VRRP's rule, RFC 5798 5.1.1.3).
 const LinkLocalTTL = 255
 
-// readBuffer is large enough for any UDP datagram, so nothing is cut.
-const readBuffer = 64 << 10
+// ReadBuffer is large enough for any UDP datagram, so nothing is cut.
+const ReadBuffer = 64 << 10
 
 // socketBuffer is the receive buffer asked of each election socket
 // (SO_RCVBUF; the kernel caps it at net.core.rmem_max): a flood of junk
@@ -34,109 +33,99 @@ const readBuffer = 64 << 10
 // small datagrams, 80 ms of a 50,000 packets/s flood.
 const socketBuffer = 4 << 20
 
-// packet is one decoded election message and where and when it arrived.
-type packet struct {
-	msg wire.Message
-	src netip.AddrPort
-	at  time.Duration // the agent's clock, read right after the read returned
-	// conflict: the packet was dropped because another node sends with
-	// this node's node_id; it reaches the loop only as that evidence.
-	conflict bool
-}
-
-// pconn is one UDP socket with what the transport needs of it: reads that
+// Conn is one UDP socket with what the Transport needs of it: reads that
 // report the IP TTL (hop limit) of each packet, and writes.
-type pconn interface {
-	readFrom(b []byte) (n int, ttl int, src net.Addr, err error) // ttl -1: not reported
-	writeTo(b []byte, dst net.Addr) error
-	close() error
+type Conn interface {
+	ReadFrom(b []byte) (n int, ttl int, src net.Addr, err error) // ttl -1: not reported
+	WriteTo(b []byte, dst net.Addr) error
+	Close() error
 }
 
-type pconn4 struct{ p *ipv4.PacketConn }
+type conn4 struct{ p *ipv4.PacketConn }
 
-func (c pconn4) readFrom(b []byte) (int, int, net.Addr, error) {
+func (c conn4) ReadFrom(b []byte) (int, int, net.Addr, error) {
 	n, cm, src, err := c.p.ReadFrom(b)
 	if cm == nil {
 		return n, -1, src, err
 	}
 	return n, cm.TTL, src, err
 }
-func (c pconn4) writeTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
-func (c pconn4) close() error                         { return c.p.Close() }
+func (c conn4) WriteTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
+func (c conn4) Close() error                         { return c.p.Close() }
 
-type pconn6 struct{ p *ipv6.PacketConn }
+type conn6 struct{ p *ipv6.PacketConn }
 
-func (c pconn6) readFrom(b []byte) (int, int, net.Addr, error) {
+func (c conn6) ReadFrom(b []byte) (int, int, net.Addr, error) {
 	n, cm, src, err := c.p.ReadFrom(b)
 	if cm == nil {
 		return n, -1, src, err
 	}
 	return n, cm.HopLimit, src, err
 }
-func (c pconn6) writeTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
-func (c pconn6) close() error                         { return c.p.Close() }
+func (c conn6) WriteTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
+func (c conn6) Close() error                         { return c.p.Close() }
 
-// transport is the election socket: one unicast socket bound to the
+// Transport is the election socket: one unicast socket bound to the
 // agent's address (it sends everything, and receives what is sent to this
 // node), and in multicast mode a second one bound to the group, which
 // receives the one-to-all messages. Both report each packet's TTL.
-type transport struct {
-	local netip.AddrPort // the unicast socket's address
-	group netip.AddrPort // invalid in unicast mode
-	uni   pconn
-	multi pconn // nil in unicast mode
+type Transport struct {
+	Local netip.AddrPort // the unicast socket's address
+	Group netip.AddrPort // invalid in unicast mode
+	Uni   Conn
+	Multi Conn // nil in unicast mode
 }
 
-// openTransport opens the election sockets on local (port 0: any free
+// Open opens the election sockets on local (port 0: any free
 // port). With a valid group it joins it on ifi, with multicast loopback
 // off, and sends multicast through ifi.
-func openTransport(local netip.AddrPort, group netip.Addr, ifi *net.Interface) (*transport, error) {
+func Open(local netip.AddrPort, group netip.Addr, ifi *net.Interface) (*Transport, error) {
 	uc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(local))
 	if err != nil {
-		return nil, listenError("election socket", local.String(), err)
+		return nil, ListenError("election socket", local.String(), err)
 	}
 	uc.SetReadBuffer(socketBuffer) // best effort: the kernel's cap applies
-	t := &transport{local: netip.MustParseAddrPort(uc.LocalAddr().String())}
-	t.local = netip.AddrPortFrom(t.local.Addr().Unmap(), t.local.Port())
+	t := &Transport{Local: netip.MustParseAddrPort(uc.LocalAddr().String())}
+	t.Local = netip.AddrPortFrom(t.Local.Addr().Unmap(), t.Local.Port())
 	v6 := !local.Addr().Unmap().Is4()
 	uni, err := setupConn(uc, v6, nil)
 	if err != nil {
 		uc.Close()
 		return nil, err
 	}
-	t.uni = uni.pconn
+	t.Uni = uni.Conn
 	if !group.IsValid() {
 		return t, nil
 	}
 	if ifi == nil {
-		t.uni.close()
+		t.Uni.Close()
 		return nil, fmt.Errorf("multicast: no interface holds %v", local.Addr())
 	}
 	if group.IsLinkLocalMulticast() || group.IsInterfaceLocalMulticast() {
 		group = group.WithZone(ifi.Name) // an IPv6 link-local group needs its link
 	}
-	t.group = netip.AddrPortFrom(group, t.local.Port())
+	t.Group = netip.AddrPortFrom(group, t.Local.Port())
 	// The group socket is bound to the group address itself, so it
 	// receives only what is sent to the group; SO_REUSEADDR lets agents in
 	// one network namespace share it.
-	pc, err := listenGroup(t.group, ifi)
+	pc, err := listenGroup(t.Group, ifi)
 	if err != nil {
-		t.uni.close()
-		return nil, listenError("multicast socket", t.group.String(), err)
+		t.Uni.Close()
+		return nil, ListenError("multicast socket", t.Group.String(), err)
 	}
 	pc.SetReadBuffer(socketBuffer)
 	multi, err := setupConn(pc, v6, ifi)
 	if err != nil {
 		pc.Close()
-		t.uni.close()
+		t.Uni.Close()
 		return nil, err
 	}
-	t.multi = multi.pconn
+	t.Multi = multi.Conn
 	// The unicast socket sends the multicast packets (so that their source
 	// is this node's address, which receivers answer): through ifi, TTL
 	// 255, loopback off.
 	if err := setupMulticastSend(uni, ifi); err != nil {
-		t.close()
+		t.Close()
 		return nil, err
 	}
 	return t, nil
@@ -146,7 +135,7 @@ func openTransport(local netip.AddrPort, group netip.Addr, ifi *net.Interface) (
 // IPv4 and IPv6 is the name of the TTL (IPv6's hop limit) and the calls
 // that report and set it; joining and sending to a group are the same.
 type ipConn struct {
-	pconn
+	Conn
 	ttlName string
 	// reportTTL has every read report the packet's TTL; setTTL and
 	// setMulticastTTL set the TTL of unicast and multicast packets sent.
@@ -161,13 +150,13 @@ type ipConn struct {
 func newIPConn(c *net.UDPConn, v6 bool) ipConn {
 	if v6 {
 		p := ipv6.NewPacketConn(c)
-		return ipConn{pconn: pconn6{p}, ttlName: "hop limit", group: p,
+		return ipConn{Conn: conn6{p}, ttlName: "hop limit", group: p,
 			reportTTL:       func() error { return p.SetControlMessage(ipv6.FlagHopLimit, true) },
 			setTTL:          func() error { return p.SetHopLimit(LinkLocalTTL) },
 			setMulticastTTL: func() error { return p.SetMulticastHopLimit(LinkLocalTTL) }}
 	}
 	p := ipv4.NewPacketConn(c)
-	return ipConn{pconn: pconn4{p}, ttlName: "TTL", group: p,
+	return ipConn{Conn: conn4{p}, ttlName: "TTL", group: p,
 		reportTTL:       func() error { return p.SetControlMessage(ipv4.FlagTTL, true) },
 		setTTL:          func() error { return p.SetTTL(LinkLocalTTL) },
 		setMulticastTTL: func() error { return p.SetMulticastTTL(LinkLocalTTL) }}
@@ -249,26 +238,26 @@ func listenGroup(group netip.AddrPort, ifi *net.Interface) (*net.UDPConn, error)
 	return pc.(*net.UDPConn), nil
 }
 
-func (t *transport) close() {
-	t.uni.close()
-	if t.multi != nil {
-		t.multi.close()
+func (t *Transport) Close() {
+	t.Uni.Close()
+	if t.Multi != nil {
+		t.Multi.Close()
 	}
 }
 
-// send writes b to dst by unicast.
-func (t *transport) send(b []byte, dst netip.AddrPort) error {
-	return t.uni.writeTo(b, net.UDPAddrFromAddrPort(dst))
+// Send writes b to dst by unicast.
+func (t *Transport) Send(b []byte, dst netip.AddrPort) error {
+	return t.Uni.WriteTo(b, net.UDPAddrFromAddrPort(dst))
 }
 
-// multicast writes b to the group.
-func (t *transport) multicast(b []byte) error {
-	return t.uni.writeTo(b, net.UDPAddrFromAddrPort(t.group))
+// Multicast writes b to the group.
+func (t *Transport) Multicast(b []byte) error {
+	return t.Uni.WriteTo(b, net.UDPAddrFromAddrPort(t.Group))
 }
 
-// listenError names the problem of a failed listen in words an operator
+// ListenError names the problem of a failed listen in words an operator
 // acts on: a port in use, an address not on this host.
-func listenError(what, addr string, err error) error {
+func ListenError(what, addr string, err error) error {
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
 		return fmt.Errorf("%s %s: port already in use (another lanleader, or another program, listens there)", what, addr)
@@ -277,5 +266,5 @@ func listenError(what, addr string, err error) error {
 	case errors.Is(err, syscall.EACCES):
 		return fmt.Errorf("%s %s: permission denied (ports below 1024 need privileges)", what, addr)
 	}
-	return fmt.Errorf("%s %s: %s", what, addr, oneLine(err))
+	return fmt.Errorf("%s %s: %s", what, addr, strings.Join(strings.Fields(err.Error()), " "))
 }

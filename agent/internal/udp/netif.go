@@ -1,4 +1,4 @@
-package agent
+package udp
 
 // This host's addresses and interfaces: which interface holds the bind
 // address, and which address to announce when bound to 0.0.0.0.
@@ -11,9 +11,9 @@ import (
 	"strings"
 )
 
-// interfaceOf returns the interface that holds addr (the loopback
+// InterfaceOf returns the interface that holds addr (the loopback
 // interface for any address of 127.0.0.0/8, which Linux routes there).
-func interfaceOf(addr netip.Addr) (*net.Interface, error) {
+func InterfaceOf(addr netip.Addr) (*net.Interface, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return nil, err
@@ -37,8 +37,8 @@ func interfaceOf(addr netip.Addr) (*net.Interface, error) {
 	return nil, nil
 }
 
-// hostAddrs lists the addresses of this host, for error messages.
-func hostAddrs() []string {
+// HostAddrs lists the addresses of this host, for error messages.
+func HostAddrs() []string {
 	var out []string
 	as, _ := net.InterfaceAddrs()
 	for _, a := range as {
@@ -49,11 +49,11 @@ func hostAddrs() []string {
 	return out
 }
 
-// advertiseAddr picks the address an agent bound to all addresses
+// AdvertiseAddr picks the address an agent bound to all addresses
 // announces: an IPv4 address of the interface of the default route, or
 // else of the first up, running, multicast-capable, non-loopback
 // interface, preferring private ranges.
-func advertiseAddr() (netip.Addr, *net.Interface, error) {
+func AdvertiseAddr() (netip.Addr, *net.Interface, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return netip.Addr{}, nil, err

@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
+)
+
+// Config.Validate: every setting checked once, here, for the command
+// line and the config file alike, and errors that name the setting.
+
+// A SettingError is a value of one setting that is wrong whatever the
+// others are: out of its range, not one of its names, malformed. A front
+// end that knows where the value came from (a flag, a line of a file) may
+// name that instead of the setting.
+type SettingError struct {
+	Setting string // the setting, named as lanleader run's flag: "node-id"
+	Err     error  // what is wrong with the value, without the setting's name
+}
+
+func (e *SettingError) Error() string { return e.Setting + ": " + e.Err.Error() }
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// A Range is the range of an integer setting, both ends included.
+type Range struct{ Min, Max int64 }
+
+// OutOfRange is the error for value, the text of an integer outside r.
+func (r Range) OutOfRange(value string) error {
+	return fmt.Errorf("%s out of range %d…%d", value, r.Min, r.Max)
+}
+
+// contains says whether v, of any integer type, is in r.
+func (r Range) contains(v any) bool {
+	n, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+	return err == nil && r.Min <= n && n <= r.Max
+}
+
+// intRanges are the ranges of Config's integer settings.
+var intRanges = map[string]Range{
+	"node-id":          {1, MaxNodeID},
+	"priority":         {1, 65535},
+	"election-port":    {0, 65535},
+	"quorum":           {0, wire.MaxMembers},
+	"job-max-failures": {0, MaxJobMaxFailures},
+	"check-weight":     {1, 65535},
+}
+
+// IntRange is the range Validate holds the integer setting named (as its
+// flag: "priority") to, and false for a setting that is not an integer. A
+// front end that reads a number too large for the field's type says
+// OutOfRange with it.
+func IntRange(setting string) (Range, bool) {
+	r, ok := intRanges[setting]
+	return r, ok
+}
+
+// problems collects what Validate finds.
+type problems []error
+
+// setting records a fault of one setting's value, whatever the others are.
+func (p *problems) setting(name, format string, args ...any) {
+	*p = append(*p, &SettingError{Setting: name, Err: fmt.Errorf(format, args...)})
+}
+
+// relation records a fault of how settings relate, or of one that names
+// itself otherwise.
+func (p *problems) relation(format string, args ...any) {
+	*p = append(*p, fmt.Errorf(format, args...))
+}
+
+// Validate checks every field and names the one at fault, one line each;
+// a fault of a field alone is a *SettingError. It opens no socket: a port
+// in use or an address not on this host is found by Start.
+func (c *Config) Validate() error {
+	var p problems
+	c.checkIntegers(&p)
+	c.checkIdentity(&p)
+	c.checkNetwork(&p)
+	c.checkProtocol(&p)
+	c.checkQuorum(&p)
+	c.checkProcesses(&p)
+	c.checkKeys(&p)
+	if len(p) == 0 {
+		// The election machine's own cross-checks; the checks above name
+		// the flags of everything an operator can set.
+		if err := c.ElectionConfig().Validate(); err != nil {
+			p = append(p, err)
+		}
+	}
+	return errors.Join(p...)
+}
+
+// checkIntegers holds every integer setting to its range.
+func (c *Config) checkIntegers(p *problems) {
+	for _, f := range []struct {
+		setting string
+		value   any
+	}{
+		{"node-id", c.NodeID}, {"priority", c.Priority}, {"election-port", c.ElectionPort},
+		{"quorum", c.Quorum}, {"job-max-failures", c.JobMaxFailures}, {"check-weight", c.CheckWeight},
+	} {
+		if r := intRanges[f.setting]; !r.contains(f.value) {
+			p.setting(f.setting, "%v", r.OutOfRange(fmt.Sprint(f.value)))
+		}
+	}
+}
+
+// checkIdentity checks the node's and the cluster's names.
+func (c *Config) checkIdentity(p *problems) {
+	if c.Name == "" {
+		p.setting("name", "must not be empty (and the host name is unknown)")
+	}
+	if c.Cluster == "" {
+		p.setting("cluster", "must not be empty")
+	}
+	if len(c.Cluster) > 255 {
+		p.setting("cluster", "%d bytes, at most 255 (it is memberlist's label)", len(c.Cluster))
+	}
+}
+
+// checkNetwork checks the addresses and ports.
+func (c *Config) checkNetwork(p *problems) {
+	bind, err := c.BindAddrPort()
+	if err != nil {
+		*p = append(*p, err)
+	}
+	if err == nil && c.ElectionPort != 0 && int(bind.Port()) == c.ElectionPort {
+		p.relation("election-port: %d is also the gossip port of bind %s", c.ElectionPort, c.Bind)
+	}
+	for _, j := range c.Join {
+		if _, _, err := net.SplitHostPort(j); err != nil && strings.Contains(j, ":") && !strings.HasPrefix(j, "[") {
+			if _, err2 := netip.ParseAddr(j); err2 != nil {
+				p.setting("join", "%q is not host, host:port or [ipv6]:port", j)
+			}
+		}
+		if j == "" {
+			p.setting("join", "empty address")
+		}
+	}
+	if c.HTTP != "" {
+		if _, _, err := net.SplitHostPort(c.HTTP); err != nil {
+			p.setting("http", `%q is not host:port (like 127.0.0.1:9947) or "off"`, c.HTTP)
+		}
+	}
+	switch g := c.Group; {
+	case !g.IsValid():
+	case g.Is4() && !adminScoped.Contains(g):
+		p.setting("multicast-group", "%v is not an administratively scoped IPv4 group (239.0.0.0/8): packets sent with TTL 255 to another group could be routed off the LAN", g)
+	case g.Is6() && !g.IsLinkLocalMulticast():
+		p.setting("multicast-group", "%v is not a link-local IPv6 group (ff02::/16)", g)
+	case err == nil && g.Is4() != (bind.Addr().Unmap().Is4() || bind.Addr().IsUnspecified() && bind.Addr().Is4()):
+		p.relation("multicast-group: %v and bind %v are not of one IP family", g, bind.Addr())
+	}
+	if c.DiscoverInterval == 0 {
+		p.setting("discover-interval", "0 would beacon without pause; a negative interval turns the beacons off")
+	}
+}
+
+// checkProtocol checks the names of the election's parts and its timing.
+func (c *Config) checkProtocol(p *problems) {
+	for _, n := range []struct {
+		setting, value string
+		names          []string
+	}{
+		{"detector", c.Detector, []string{DetectorFixed, DetectorPhi}},
+		{"algorithm", c.Algorithm, election.Algorithms},
+		{"transport", c.Transport, []string{TransportMulticast, TransportUnicast}},
+	} {
+		if !slices.Contains(n.names, n.value) {
+			p.setting(n.setting, "%q is not %s", n.value, orList(n.names))
+		}
+	}
+	if c.Heartbeat < MinHeartbeat {
+		p.setting("heartbeat", "%v is shorter than %v", c.Heartbeat, MinHeartbeat)
+	}
+	if c.SuspectAfter <= c.Heartbeat {
+		p.relation("suspect-after: %v must be longer than heartbeat (%v), or every gap between heartbeats is a failure", c.SuspectAfter, c.Heartbeat)
+	}
+	if c.PreemptDelay < 0 {
+		p.setting("preempt-delay", "%v must not be negative", c.PreemptDelay)
+	}
+}
+
+// orList is names as "a, b or c".
+func orList(names []string) string {
+	last := len(names) - 1
+	if last == 0 {
+		return names[0]
+	}
+	return strings.Join(names[:last], ", ") + " or " + names[last]
+}
+
+// checkQuorum checks the lease of quorum mode, and that its settings are
+// given only with it.
+func (c *Config) checkQuorum(p *problems) {
+	if c.Quorum > 0 {
+		if c.Lease <= 2*c.Heartbeat {
+			p.relation("lease: %v must be longer than two heartbeats (%v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat)
+		}
+		if m := election.MinLeaseMargin(c.Lease); c.LeaseMargin < m {
+			p.relation("lease-margin: %v is less than %v, the clock drift of %v ppm over a lease of %v", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease)
+		}
+		return
+	}
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{{"lease", c.Lease != 0}, {"lease-margin", c.LeaseMargin != 0}, {"state-file", c.StateFile != ""}} {
+		if s.set {
+			p.relation("%s: only with quorum (--quorum N)", s.name)
+		}
+	}
+}
+
+// checkProcesses checks the job, the hooks and the health checks.
+func (c *Config) checkProcesses(p *problems) {
+	if len(c.Job) > 0 && c.Job[0] == "" {
+		p.setting("job", "empty command name")
+	}
+	for _, d := range []struct {
+		setting string
+		d       time.Duration
+	}{{"job-grace", c.JobGrace}, {"job-failure-window", c.JobFailureWindow}, {"hook-timeout", c.HookTimeout}} {
+		if d.d < 0 {
+			p.setting(d.setting, "%v must not be negative", d.d)
+		}
+	}
+	for _, ch := range c.Checks {
+		if strings.TrimSpace(ch) == "" {
+			p.setting("check", "empty command")
+		}
+	}
+	if c.CheckInterval < MinCheckInterval {
+		p.setting("check-interval", "%v is shorter than %v", c.CheckInterval, MinCheckInterval)
+	}
+}
+
+// checkKeys checks the lengths of the keys, and that older keys come with
+// a key to sign with.
+func (c *Config) checkKeys(p *problems) {
+	if len(c.Key) > 0 && len(c.Key) < MinKeyLen {
+		p.setting("key-file", "the key is %d bytes, want at least %d", len(c.Key), MinKeyLen)
+	}
+	if len(c.AcceptKeys) > 0 && len(c.Key) == 0 {
+		p.relation("accept-key-file: needs --key-file (the key this agent signs with)")
+	}
+	for _, k := range c.AcceptKeys {
+		if len(k) < MinKeyLen {
+			p.setting("accept-key-file", "the key is %d bytes, want at least %d", len(k), MinKeyLen)
+		}
+	}
+}
