@@ -1,0 +1,427 @@
+//go:build linux
+
+package vip
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// holds polls cond for d and fails t as soon as it does not hold.
+func holds(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if ok, saw := cond(); !ok {
+			t.Fatalf("%s broke; saw:\n%s", what, saw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+const oldMAC = "02:00:5e:00:00:99" // the MAC B learnt for the address before (an old leader's)
+
+func TestAcquireAnnouncesIPv4(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	vip := mustParse(t, "198.18.1.100/24,dev="+l.devA)
+	addr := vip.Prefix.Addr()
+	tap := tapARP(t, l.nsB, l.devB)
+	iproute(t, "-n", l.b, "neigh", "replace", addr.String(), "lladdr", oldMAC, "dev", l.devB, "nud", "stale")
+	var sent counter
+	an := Announce{Repeat: 3, Interval: 100 * time.Millisecond}
+	m := l.newManager(t, Config{Addrs: []Addr{vip}, Announce: an, Sent: sent.sent})
+
+	// Called from a thread outside A: the Manager runs its calls in A.
+	if err := m.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if n := sent.get(vip); n != 1 {
+		t.Errorf("Sent called %d times when Acquire returned, want 1 (the first announcement)", n)
+	}
+	out := iproute(t, "-n", l.a, "-4", "addr", "show", "dev", l.devA)
+	if !strings.Contains(out, "inet 198.18.1.100/24 ") || !strings.Contains(out, "inet 198.18.1.1/24 ") {
+		t.Errorf("after Acquire, A's addresses are not the primary and the VIP:\n%s", out)
+	}
+
+	waitFor(t, 3*time.Second, "3 gratuitous ARPs in B", func() (bool, string) {
+		g := tap.garps(l.macA, addr)
+		return len(g) >= an.Repeat, fmt.Sprintf("%d: %+v", len(g), g)
+	})
+	g := tap.garps(l.macA, addr)
+	for i, f := range g {
+		if !bytes.Equal(f.dst, broadcastMAC) || !bytes.Equal(f.src, l.macA) || !bytes.Equal(f.p.tha, broadcastMAC) {
+			t.Errorf("gratuitous ARP %d: Ethernet %s > %s, target MAC %s; want %s > %s, target %s",
+				i, f.src, f.dst, f.p.tha, l.macA, broadcastMAC, broadcastMAC)
+		}
+		if i > 0 {
+			if gap := f.at.Sub(g[i-1].at); gap < an.Interval*7/10 {
+				t.Errorf("gratuitous ARPs %d and %d %s apart, want about %s", i-1, i, gap, an.Interval)
+			}
+		}
+	}
+	holds(t, 3*an.Interval, "a burst of 3", func() (bool, string) {
+		n := len(tap.garps(l.macA, addr))
+		return n == an.Repeat, fmt.Sprint(n, " gratuitous ARPs")
+	})
+	if n := sent.get(vip); n != an.Repeat {
+		t.Errorf("Sent called %d times, want %d", n, an.Repeat)
+	}
+	waitFor(t, 2*time.Second, "B's neighbour entry for the VIP at A's MAC", func() (bool, string) {
+		n := l.neighbour(t, addr)
+		return strings.Contains(n, "lladdr "+l.macA.String()), n
+	})
+	if s := m.States(); len(s) != 1 || s[0] != (State{Addr: vip, Up: true}) {
+		t.Errorf("States() = %+v, want the VIP up", s)
+	}
+
+	// Taken again (already there): no error, and a new burst on the same socket.
+	m.mu.Lock()
+	sock := m.links[l.devA].arp
+	m.mu.Unlock()
+	if err := m.Acquire(); err != nil {
+		t.Errorf("Acquire with the address already there: %v", err)
+	}
+	m.Reannounce()
+	waitFor(t, 3*time.Second, "two more bursts", func() (bool, string) {
+		n := len(tap.garps(l.macA, addr))
+		return n == 3*an.Repeat, fmt.Sprint(n, " gratuitous ARPs")
+	})
+	m.mu.Lock()
+	again := m.links[l.devA].arp
+	m.mu.Unlock()
+	if again != sock || sock == nil {
+		t.Errorf("the ARP socket was opened again (%p, then %p), want it reused", sock, again)
+	}
+
+	if err := m.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if out := iproute(t, "-n", l.a, "-4", "addr", "show", "dev", l.devA); strings.Contains(out, "198.18.1.100") || !strings.Contains(out, "198.18.1.1/24") {
+		t.Errorf("after Release, A's addresses are not the primary alone:\n%s", out)
+	}
+	if s := m.States(); len(s) != 1 || s[0].Up {
+		t.Errorf("States() after Release = %+v, want the VIP down", s)
+	}
+	if err := m.Release(); err != nil {
+		t.Errorf("Release with the address already gone: %v", err)
+	}
+	m.Reannounce() // not held: nothing
+	n := len(tap.garps(l.macA, addr))
+	holds(t, 3*an.Interval, "silence after Release", func() (bool, string) {
+		now := len(tap.garps(l.macA, addr))
+		return now == n, fmt.Sprint(now-n, " gratuitous ARPs after Release")
+	})
+}
+
+func TestAcquireAnnouncesIPv6(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	vip := mustParse(t, "2001:db8:1::100/64,dev="+l.devA)
+	addr := vip.Prefix.Addr()
+	tap := tapNA(t, l.nsB, l.devB)
+	iproute(t, "-n", l.b, "-6", "neigh", "replace", addr.String(), "lladdr", oldMAC, "dev", l.devB, "nud", "stale")
+	var sent counter
+	an := Announce{Repeat: 3, Interval: 100 * time.Millisecond}
+	m := l.newManager(t, Config{Addrs: []Addr{vip}, Announce: an, Sent: sent.sent})
+	if err := m.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if n := sent.get(vip); n != 1 {
+		t.Errorf("Sent called %d times when Acquire returned, want 1 (the first announcement)", n)
+	}
+	out := iproute(t, "-n", l.a, "-6", "addr", "show", "dev", l.devA)
+	line := ""
+	for _, s := range strings.Split(out, "\n") {
+		if strings.Contains(s, "inet6 2001:db8:1::100/64") {
+			line = s
+		}
+	}
+	if line == "" || strings.Contains(line, "tentative") || !strings.Contains(line, "nodad") {
+		t.Errorf("after Acquire, the VIP is not on A usable at once (nodad, not tentative):\n%s", out)
+	}
+
+	waitFor(t, 3*time.Second, "3 neighbour advertisements in B", func() (bool, string) {
+		g := tap.nas(addr)
+		return len(g) >= an.Repeat, fmt.Sprintf("%d: %+v", len(g), g)
+	})
+	g := tap.nas(addr)
+	for i, s := range g {
+		if !s.na.Override || s.na.Solicited || s.na.Router {
+			t.Errorf("NA %d: override %v, solicited %v, router %v; want override alone", i, s.na.Override, s.na.Solicited, s.na.Router)
+		}
+		if mac := targetLLA(s.na); !bytes.Equal(mac, l.macA) {
+			t.Errorf("NA %d: target link-layer address %s, want A's %s", i, mac, l.macA)
+		}
+		if s.src != l.llA {
+			t.Errorf("NA %d from %s, want A's link-local address %s", i, s.src, l.llA)
+		}
+		if !s.dst.Equal(net.IPv6linklocalallnodes) || s.hops != 255 {
+			t.Errorf("NA %d to %s with hop limit %d, want ff02::1 and 255", i, s.dst, s.hops)
+		}
+		if i > 0 {
+			if gap := s.at.Sub(g[i-1].at); gap < an.Interval*7/10 {
+				t.Errorf("NAs %d and %d %s apart, want about %s", i-1, i, gap, an.Interval)
+			}
+		}
+	}
+	holds(t, 3*an.Interval, "a burst of 3", func() (bool, string) {
+		n := len(tap.nas(addr))
+		return n == an.Repeat, fmt.Sprint(n, " NAs")
+	})
+	if n := sent.get(vip); n != an.Repeat {
+		t.Errorf("Sent called %d times, want %d", n, an.Repeat)
+	}
+	waitFor(t, 2*time.Second, "B's neighbour entry for the VIP at A's MAC", func() (bool, string) {
+		n := l.neighbour(t, addr)
+		return strings.Contains(n, "lladdr "+l.macA.String()), n
+	})
+
+	if err := m.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if out := iproute(t, "-n", l.a, "-6", "addr", "show", "dev", l.devA); strings.Contains(out, "2001:db8:1::100") {
+		t.Errorf("after Release, the VIP is still on A:\n%s", out)
+	}
+}
+
+// TestBursts checks the schedule: the burst, the delayed burst, the
+// refreshes, and that Release stops them.
+func TestBursts(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	vip := mustParse(t, "198.18.1.100/24,dev="+l.devA)
+	addr := vip.Prefix.Addr()
+	tap := tapARP(t, l.nsB, l.devB)
+	an := Announce{Repeat: 2, Interval: 50 * time.Millisecond, Delay: 300 * time.Millisecond, Refresh: 600 * time.Millisecond}
+	m := l.newManager(t, Config{Addrs: []Addr{vip}, Announce: an})
+	start := time.Now()
+	if err := m.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	// burst at 0, delayed burst at 300 ms, refresh at 600 ms (the next at 1200 ms)
+	want := []time.Duration{0, 50, 300, 350, 600, 650}
+	waitFor(t, 3*time.Second, "3 bursts", func() (bool, string) {
+		n := len(tap.garps(l.macA, addr))
+		return n >= len(want), fmt.Sprint(n, " gratuitous ARPs")
+	})
+	if err := m.Release(); err != nil {
+		t.Fatal(err)
+	}
+	released := time.Now()
+	g := tap.garps(l.macA, addr)
+	var at []time.Duration
+	for _, f := range g {
+		at = append(at, f.at.Sub(start).Round(time.Millisecond))
+	}
+	if len(at) != len(want) {
+		t.Fatalf("gratuitous ARPs at %v, want %d at about %v ms", at, len(want), want)
+	}
+	for i, w := range want {
+		w *= time.Millisecond
+		if at[i] < w-10*time.Millisecond || at[i] > w+150*time.Millisecond {
+			t.Errorf("gratuitous ARPs at %v, want about %v ms", at, want)
+			break
+		}
+	}
+	holds(t, 1300*time.Millisecond-time.Since(start)+100*time.Millisecond, "silence after Release", func() (bool, string) {
+		n := len(tap.garps(l.macA, addr))
+		return n == len(want), fmt.Sprintf("%d gratuitous ARPs, released at %s", n, released.Sub(start))
+	})
+}
+
+func TestRemove(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	iproute(t, "-n", l.a, "addr", "add", "198.18.1.101/24", "dev", l.devA)
+	iproute(t, "-n", l.a, "addr", "add", "198.18.1.103/25", "dev", l.devA) // another prefix length than asked
+	iproute(t, "-n", l.a, "addr", "add", "2001:db8:1::101/64", "dev", l.devA, "nodad")
+	addrs := []Addr{
+		mustParse(t, "198.18.1.101/24,dev="+l.devA),
+		mustParse(t, "198.18.1.102/24,dev="+l.devA), // not there
+		mustParse(t, "198.18.1.103/24,dev="+l.devA),
+		mustParse(t, "2001:db8:1::101/64,dev="+l.devA),
+		mustParse(t, "198.18.1.104/24,dev=nosuchdev0"), // no such interface
+	}
+	var removed []Addr
+	err := inNS(l.nsA, func() (err error) { removed, err = Remove(addrs); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Addr{addrs[0], addrs[2], addrs[3]}; !slices.Equal(removed, want) {
+		t.Errorf("Remove removed %v, want %v", removed, want)
+	}
+	out := iproute(t, "-n", l.a, "addr", "show", "dev", l.devA)
+	for _, s := range []string{"198.18.1.101", "198.18.1.103", "2001:db8:1::101"} {
+		if strings.Contains(out, s) {
+			t.Errorf("%s still on A after Remove:\n%s", s, out)
+		}
+	}
+	for _, s := range []string{"198.18.1.1/24", "2001:db8:1::1/64"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("Remove took %s, not one of its addresses:\n%s", s, out)
+		}
+	}
+	err = inNS(l.nsA, func() (err error) { removed, err = Remove(addrs); return err })
+	if err != nil || len(removed) != 0 {
+		t.Errorf("Remove again = %v, %v; want nothing removed, no error", removed, err)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	iproute(t, "-n", l.b, "addr", "add", "198.18.1.110/24", "dev", l.devB)
+	iproute(t, "-n", l.b, "addr", "add", "2001:db8:1::110/64", "dev", l.devB, "nodad")
+	iproute(t, "-n", l.a, "addr", "add", "198.18.1.112/24", "dev", l.devA) // a leftover on this host
+	iproute(t, "-n", l.a, "addr", "add", "2001:db8:1::112/64", "dev", l.devA, "nodad")
+	for _, c := range []struct {
+		addr string
+		wait time.Duration
+		want net.HardwareAddr
+	}{
+		{"198.18.1.110/24", time.Second, l.macB},
+		{"198.18.1.111/24", 300 * time.Millisecond, nil},
+		{"198.18.1.112/24", 300 * time.Millisecond, nil},
+		{"2001:db8:1::110/64", time.Second, l.macB},
+		{"2001:db8:1::111/64", 300 * time.Millisecond, nil},
+		{"2001:db8:1::112/64", 300 * time.Millisecond, nil},
+	} {
+		a := mustParse(t, c.addr+",dev="+l.devA)
+		var got net.HardwareAddr
+		start := time.Now()
+		err := inNS(l.nsA, func() (err error) { got, err = Probe(a, c.wait); return err })
+		took := time.Since(start)
+		if err != nil {
+			t.Errorf("Probe(%s): %v", a, err)
+			continue
+		}
+		if !bytes.Equal(got, c.want) {
+			t.Errorf("Probe(%s) = %v, want %v", a, got, c.want)
+		}
+		if took > c.wait+500*time.Millisecond {
+			t.Errorf("Probe(%s, %s) took %s", a, c.wait, took)
+		}
+	}
+}
+
+func TestWatchLinks(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	type report struct {
+		dev string
+		up  bool
+	}
+	reports := make(chan report, 16)
+	var w *LinkWatch
+	err := inNS(l.nsA, func() (err error) {
+		w, err = WatchLinks([]string{l.devA, "nosuchdev0"}, func(dev string, up bool) { reports <- report{dev, up} })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	expect := func(why string, want report) {
+		t.Helper()
+		select {
+		case r := <-reports:
+			if r != want {
+				t.Fatalf("%s: reported %+v, want %+v", why, r, want)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s: no report after 3s, want %+v", why, want)
+		}
+	}
+	expect("first", report{l.devA, true})
+	expect("first", report{"nosuchdev0", false})
+	iproute(t, "-n", l.a, "link", "set", l.devA, "down")
+	expect("set down", report{l.devA, false})
+	iproute(t, "-n", l.a, "link", "set", l.devA, "up")
+	expect("set up", report{l.devA, true})
+	iproute(t, "-n", l.b, "link", "set", l.devB, "down")
+	expect("the peer down (no carrier)", report{l.devA, false})
+	iproute(t, "-n", l.b, "link", "set", l.devB, "up")
+	expect("the peer up", report{l.devA, true})
+
+	closed := make(chan struct{})
+	go func() { w.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Close did not return after 3s")
+	}
+	iproute(t, "-n", l.a, "link", "set", l.devA, "down")
+	holds(t, 300*time.Millisecond, "silence after Close", func() (bool, string) {
+		select {
+		case r := <-reports:
+			return false, fmt.Sprintf("%+v", r)
+		default:
+			return true, ""
+		}
+	})
+}
+
+func TestNewRefuses(t *testing.T) {
+	for _, c := range []struct {
+		cfg Config
+		err string
+	}{
+		{Config{Addrs: []Addr{{Prefix: netip.MustParsePrefix("198.18.0.100/24")}}},
+			"vip: 198.18.0.100/24: no interface (dev=)"},
+		{Config{Addrs: []Addr{{Prefix: netip.MustParsePrefix("198.18.0.100/24"), Dev: "nosuchdev0"}}},
+			"vip: 198.18.0.100/24,dev=nosuchdev0: interface nosuchdev0: route ip+net: no such network interface"},
+		{Config{Addrs: []Addr{{Prefix: netip.MustParsePrefix("198.18.0.100/24"), Dev: "lo"}}},
+			"vip: 198.18.0.100/24,dev=lo: interface lo is a loopback interface: nothing on the LAN would learn the address"},
+		{Config{Announce: Announce{Interval: time.Second}},
+			"vip: announce repeat 0: at least 1"},
+	} {
+		m, err := New(c.cfg)
+		if err == nil {
+			m.Close()
+			t.Errorf("New(%+v) made a Manager, want the error %s", c.cfg, c.err)
+			continue
+		}
+		if err.Error() != c.err {
+			t.Errorf("New(%+v):\n got %s\nwant %s", c.cfg, err, c.err)
+		}
+	}
+}
+
+func TestNewRefusesInterfaces(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	a := mustParse(t, "198.18.1.100/24,dev="+l.devA)
+	b := mustParse(t, "198.18.1.100/25,dev="+l.devA)
+	c := mustParse(t, "2001:db8:1::100/64,dev="+l.devA)
+	err := inNS(l.nsA, func() error {
+		if _, err := New(Config{Addrs: []Addr{a, b}}); err == nil || err.Error() != "vip: "+b.String()+": address given twice" {
+			return fmt.Errorf("New with an address twice: %v", err)
+		}
+		if err := setSysctl("net/ipv6/conf/"+l.devA+"/disable_ipv6", "1"); err != nil {
+			return err
+		}
+		want := fmt.Sprintf("vip: %s: interface %s has IPv6 disabled (net.ipv6.conf.%s.disable_ipv6)", c, l.devA, l.devA)
+		if _, err := New(Config{Addrs: []Addr{c}}); err == nil || err.Error() != want {
+			return fmt.Errorf("New with IPv6 disabled: %v, want %s", err, want)
+		}
+		m, err := New(Config{Addrs: []Addr{a}})
+		if err != nil {
+			return err
+		}
+		m.Close()
+		if err := m.Acquire(); err != ErrClosed {
+			return fmt.Errorf("Acquire after Close: %v, want ErrClosed", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
