@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -424,4 +427,92 @@ func TestNewRefusesInterfaces(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
+}
+
+// TestConcurrentCalls checks the Manager's contract under calls from many
+// goroutines: Sent never runs concurrently with itself, and nothing is
+// sent once the last Release has returned.
+func TestConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	addrs := []Addr{mustParse(t, "198.18.1.100/24,dev="+l.devA), mustParse(t, "2001:db8:1::100/64,dev="+l.devA)}
+	var inSent, overlaps, sends atomic.Int32
+	sent := func(Addr) {
+		if inSent.Add(1) != 1 {
+			overlaps.Add(1)
+		}
+		sends.Add(1)
+		inSent.Add(-1)
+	}
+	an := Announce{Repeat: 3, Interval: 5 * time.Millisecond, Delay: 20 * time.Millisecond, Refresh: 30 * time.Millisecond}
+	m := l.newManager(t, Config{Addrs: addrs, Announce: an, Sent: sent})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 25 {
+				switch (g + i) % 4 {
+				case 0:
+					m.Acquire()
+				case 1:
+					m.Reannounce()
+				case 2:
+					m.States()
+				case 3:
+					if i%3 == 0 {
+						m.Release()
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := m.Release(); err != nil {
+		t.Fatal(err)
+	}
+	n := sends.Load()
+	holds(t, 150*time.Millisecond, "silence after the last Release", func() (bool, string) {
+		now := sends.Load()
+		return now == n, fmt.Sprint(now-n, " sent after Release")
+	})
+	if o := overlaps.Load(); o != 0 || n == 0 {
+		t.Errorf("%d announcements sent, Sent ran concurrently with itself %d times; want some, and never", n, o)
+	}
+	for _, s := range m.States() {
+		if s.Up {
+			t.Errorf("%s up after the last Release", s.Addr)
+		}
+	}
+}
+
+// TestCloseLeavesNoGoroutine checks that Close ends the Manager's and the
+// watch's goroutines (and the netlink library's). Not parallel: it counts
+// the process's goroutines.
+func TestCloseLeavesNoGoroutine(t *testing.T) {
+	l := newLAN(t)
+	before := runtime.NumGoroutine()
+	vip := mustParse(t, "198.18.1.100/24,dev="+l.devA)
+	var m *Manager
+	var w *LinkWatch
+	err := inNS(l.nsA, func() (err error) {
+		if m, err = New(Config{Addrs: []Addr{vip}, Announce: Announce{Repeat: 2, Interval: time.Second, Delay: 5 * time.Second}}); err != nil {
+			return err
+		}
+		w, err = WatchLinks([]string{l.devA}, func(string, bool) {})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	w.Close()
+	if out := iproute(t, "-n", l.a, "-4", "addr", "show", "dev", l.devA); !strings.Contains(out, "198.18.1.100/24") {
+		t.Errorf("Close removed the address (Release's business):\n%s", out)
+	}
+	waitFor(t, 2*time.Second, "return to the goroutine count of before", func() (bool, string) {
+		n := runtime.NumGoroutine()
+		return n <= before, fmt.Sprintf("%d goroutines, %d before", n, before)
+	})
 }
