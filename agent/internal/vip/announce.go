@@ -109,7 +109,7 @@ func openARP(ifi *net.Interface) (*packet.Conn, error) {
 func openNDP(ifi *net.Interface) (*ndp.Conn, error) {
 	c, _, err := ndp.Listen(ifi, ndp.LinkLocal)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("an NA is sent from a link-local address: %w", err)
 	}
 	var f ipv6.ICMPFilter
 	f.SetAll(true)

@@ -5,6 +5,7 @@ package vip
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"runtime"
@@ -515,4 +516,61 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		n := runtime.NumGoroutine()
 		return n <= before, fmt.Sprintf("%d goroutines, %d before", n, before)
 	})
+}
+
+// TestAnnounceRetries checks that an announcement that cannot be sent (no
+// link-local address yet to send an NA from) is logged once, does not fail
+// Acquire, and that the Manager's goroutine opens the socket when it can
+// (in A, though the goroutine's thread is not there).
+func TestAnnounceRetries(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	vip := mustParse(t, "2001:db8:1::100/64,dev="+l.devA)
+	tap := tapNA(t, l.nsB, l.devB)
+	ll := l.llA.String() + "/64"
+	iproute(t, "-n", l.a, "addr", "del", ll, "dev", l.devA)
+	var logged syncBuffer
+	var sent counter
+	an := Announce{Repeat: 1, Delay: 300 * time.Millisecond}
+	m := l.newManager(t, Config{Addrs: []Addr{vip}, Announce: an, Sent: sent.sent,
+		Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err := m.Acquire(); err != nil {
+		t.Fatalf("Acquire with an announcement that cannot be sent: %v", err)
+	}
+	if n := sent.get(vip); n != 0 {
+		t.Errorf("Sent called %d times, want 0: nothing could be sent", n)
+	}
+	m.Reannounce()
+	if s := logged.String(); strings.Count(s, "cannot announce the address") != 1 || !strings.Contains(s, "link-local") {
+		t.Errorf("log after two failed announcements, want the failure once:\n%s", s)
+	}
+	if s := m.States(); len(s) != 1 || !s[0].Up {
+		t.Errorf("States() = %+v, want the VIP up though unannounced", s)
+	}
+	iproute(t, "-n", l.a, "addr", "add", ll, "dev", l.devA, "scope", "link", "nodad")
+	waitFor(t, 3*time.Second, "the delayed NA in B", func() (bool, string) {
+		g := tap.nas(vip.Prefix.Addr())
+		return len(g) == 1 && g[0].src == l.llA, fmt.Sprintf("%+v", g)
+	})
+	if n := sent.get(vip); n != 1 {
+		t.Errorf("Sent called %d times, want 1", n)
+	}
+}
+
+// syncBuffer is a bytes.Buffer for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
