@@ -354,6 +354,14 @@ func TestWatchLinks(t *testing.T) {
 	iproute(t, "-n", l.b, "link", "set", l.devB, "up")
 	expect("the peer up", report{l.devA, true})
 
+	// The kernel drops the subscription (as on an overflow of its
+	// socket): the watch subscribes again and reports what changed.
+	w.sub.Load().end()
+	iproute(t, "-n", l.a, "link", "set", l.devA, "down")
+	expect("set down while the subscription is lost", report{l.devA, false})
+	iproute(t, "-n", l.a, "link", "set", l.devA, "up")
+	expect("set up after it is back", report{l.devA, true})
+
 	closed := make(chan struct{})
 	go func() { w.Close(); close(closed) }()
 	select {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -20,14 +21,19 @@ type LinkWatch struct {
 	quit chan struct{}
 	done chan struct{}
 	once sync.Once
+
+	sub atomic.Pointer[subscription] // the current one, for tests
 }
 
-// subscription is one netlink subscription to link changes; closing stop
-// ends it, and the library then closes ch.
+// subscription is one netlink subscription to link changes; end ends it,
+// and the library then closes ch.
 type subscription struct {
-	ch   chan netlink.LinkUpdate
-	stop chan struct{}
+	ch      chan netlink.LinkUpdate
+	stop    chan struct{}
+	endOnce sync.Once
 }
+
+func (s *subscription) end() { s.endOnce.Do(func() { close(s.stop) }) }
 
 // linkUp: the interface is up (IFF_UP) and has carrier (IFF_LOWER_UP).
 func linkUp(flags uint32) bool {
@@ -70,15 +76,17 @@ func (w *LinkWatch) Close() {
 	})
 }
 
-func (w *LinkWatch) subscribe() (subscription, error) {
-	s := subscription{ch: make(chan netlink.LinkUpdate, 64), stop: make(chan struct{})}
+func (w *LinkWatch) subscribe() (*subscription, error) {
+	s := &subscription{ch: make(chan netlink.LinkUpdate, 64), stop: make(chan struct{})}
 	err := w.home.do(func() error {
 		return netlink.LinkSubscribeWithOptions(s.ch, s.stop, netlink.LinkSubscribeOptions{})
 	})
 	if err != nil {
-		close(s.stop)
+		s.end()
+		return nil, err
 	}
-	return s, err
+	w.sub.Store(s)
+	return s, nil
 }
 
 // states reads the state of every dev now.
@@ -94,7 +102,7 @@ func (w *LinkWatch) states() map[string]bool {
 	return now
 }
 
-func (w *LinkWatch) run(s subscription, now map[string]bool) {
+func (w *LinkWatch) run(s *subscription, now map[string]bool) {
 	defer close(w.done)
 	last := make(map[string]bool, len(w.devs))
 	emit := func(dev string, up bool) {
@@ -110,7 +118,7 @@ func (w *LinkWatch) run(s subscription, now map[string]bool) {
 	for {
 		select {
 		case <-w.quit:
-			close(s.stop)
+			s.end()
 			for range s.ch { // the library's goroutine ends once it has closed ch
 			}
 			return
@@ -121,7 +129,7 @@ func (w *LinkWatch) run(s subscription, now map[string]bool) {
 				}
 				continue
 			}
-			close(s.stop)
+			s.end()
 			var quit bool
 			if s, quit = w.resubscribe(); quit {
 				return
@@ -135,7 +143,7 @@ func (w *LinkWatch) run(s subscription, now map[string]bool) {
 
 // resubscribe subscribes again, retrying with a growing pause until it
 // can or the watch is closed (quit).
-func (w *LinkWatch) resubscribe() (s subscription, quit bool) {
+func (w *LinkWatch) resubscribe() (s *subscription, quit bool) {
 	pause := 50 * time.Millisecond
 	for {
 		t := time.NewTimer(pause)
