@@ -37,8 +37,9 @@ var ErrClosed = errors.New("vip: manager closed")
 // calls and one announcement per address: the rest of a burst, the
 // delayed burst and the refreshes are sent from the Manager's own
 // goroutine. Config.Sent runs under the Manager's lock (see Config). Once
-// Release has returned, nothing more is sent until the next Acquire. After
-// Close, Acquire and Release return ErrClosed and the others do nothing.
+// Release (or Close) has returned, nothing more is sent until the next
+// Acquire. After Close, Acquire and Release return ErrClosed and the others
+// do nothing.
 //
 // The Manager's goroutine and its calls run in the network namespace of
 // the thread that called New, also when a later caller's thread is in

@@ -107,7 +107,8 @@ func present(a Addr) (bool, error) {
 // address is removed whatever its prefix length on the interface. It
 // reports which it removed (those that were there); an address or an
 // interface already gone is no error. It returns the first error, after
-// trying every address.
+// trying every address. It runs in the calling thread's network
+// namespace.
 func Remove(addrs []Addr) (removed []Addr, err error) {
 	for _, a := range addrs {
 		was, derr := del(a)
