@@ -139,3 +139,23 @@ func TestUnsolicitedNABytes(t *testing.T) {
 		t.Errorf("a router's NA flags = %#x, want Router and Override (0xa0)", b[4])
 	}
 }
+
+// FuzzParseARP: parseARP never panics, and what it reads packs back into
+// the same bytes.
+func FuzzParseARP(f *testing.F) {
+	f.Add(garp(nil, testMAC, testIP4))
+	f.Add(arpProbe(nil, testMAC, testIP4))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := parseARP(b)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(b[6:12], p.sha) {
+			return // appendARP sends from the sender's address
+		}
+		if got := appendARP(nil, net.HardwareAddr(b[0:6]), p); !bytes.Equal(got, b[:arpLen]) {
+			t.Fatalf("parse then append:\n got % x\nwant % x", got, b[:arpLen])
+		}
+	})
+}
