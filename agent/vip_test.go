@@ -31,6 +31,7 @@ type vipCall struct {
 	op    string         // remove, acquire, release, reannounce
 	state election.State // the machine's
 	job   string         // the job's state ("" without a job)
+	at    time.Duration  // the agent's clock
 }
 
 func (c vipCall) String() string {
@@ -74,7 +75,7 @@ type fakeVIPs struct {
 func (f *fakeVIPs) record(op string) {
 	c := vipCall{node: f.node, op: op}
 	if f.a != nil && op != "remove" {
-		c.state = f.a.machine.Status().State
+		c.state, c.at = f.a.machine.Status().State, f.a.now()
 		if j := f.a.Job(); j != nil {
 			c.job = j.State
 		}
@@ -433,5 +434,54 @@ func TestValidateVIPs(t *testing.T) {
 	c.VIPAnnounceInterval, c.VIPAnnounceDelay, c.VIPAnnounceRefresh = 0, 0, 0
 	if err := c.Validate(); err != nil {
 		t.Errorf("announcement durations of 0: %v", err)
+	}
+}
+
+// Quorum mode: the addresses go with the lease. A leader whose
+// followers are gone cannot renew its lease; it steps down a heartbeat
+// before the lease ends, and releases the addresses then, before the
+// lease's end.
+func TestVIPQuorumReleaseWithinLease(t *testing.T) {
+	s := newAgentSet(t)
+	rec := &vipRecord{}
+	var agents []*Agent
+	var fakes []*fakeVIPs
+	for i := range 3 {
+		c := vipConfig(fmt.Sprintf("node-%d", i+1), uint64(i+1), true)
+		c.Quorum = 3
+		c.DeriveTimeouts()
+		if i > 0 {
+			c.Join = []string{agents[0].GossipAddr().String()}
+		}
+		f := &fakeVIPs{rec: rec}
+		agents, fakes = append(agents, startVIPAgent(t, s, i, c, f)), append(fakes, f)
+	}
+	leader := agents[2]
+	waitJob(t, leader, "running")
+	lease := leader.cfg.Lease
+	var crashedAt time.Duration
+	leader.call(func() { crashedAt = leader.now() })
+	agents[0].Crash()
+	agents[1].Crash()
+	waitFor(t, "node-3 releases", electBound, func() (bool, string) {
+		return index(rec.all(), 0, "node-3", "release") >= 0, rec.String()
+	})
+	calls := rec.all()
+	rel := calls[index(calls, 0, "node-3", "release")]
+	if rel.state == election.StateLeader {
+		t.Errorf("calls %v: node-3 released while leading, want on its step-down", rec)
+	}
+	// Its last acknowledged heartbeat went out before the crash: the lease
+	// ended by crashedAt + lease at the latest.
+	if rel.at >= crashedAt+lease {
+		t.Errorf("released at %v, after the lease's end (at the latest %v)", rel.at, crashedAt+lease)
+	}
+	if i := index(calls, 0, "node-3", "acquire"); i < 0 || calls[i].job != "stopped" {
+		t.Errorf("calls %v: want node-3's acquire before its job", rec)
+	}
+	// node-3 alone is a minority: it never takes them again.
+	time.Sleep(time.Second)
+	if index(rec.all(), index(rec.all(), 0, "node-3", "release"), "node-3", "acquire") >= 0 {
+		t.Errorf("calls %v: node-3 took the addresses again as a minority", rec)
 	}
 }
