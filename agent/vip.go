@@ -215,11 +215,12 @@ func (a *Agent) probeVIPs() {
 	wg.Wait()
 }
 
-// judgeProbes runs once, when the first election has settled: an address
-// another host answered for at the start is a conflict when this node
-// leads (it takes the address over: the other host keeps a copy) or no
-// leader is known; when it follows a leader, the holder is presumably
-// that leader, and the answer is logged at info only.
+// judgeProbes runs once, when the first election has settled (this node
+// leads, or follows a leader): an address another host answered for at
+// the start is a conflict when this node leads (it takes the address
+// over; the other host keeps a copy); when it follows another leader,
+// the holder is presumably that leader, and the answer is logged at info
+// only. (The probe cannot tell: no member's MAC is known.)
 func (a *Agent) judgeProbes(st election.Status) {
 	v := &a.vips
 	for _, addr := range slices.Sorted(maps.Keys(v.holders)) {
