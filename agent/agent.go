@@ -74,6 +74,7 @@ type Agent struct {
 	notify   notifier
 	metaPush metaPush     // the metadata broadcasts (meta.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
+	vips     vipAgent     // the virtual addresses (vip.go)
 
 	loop loopState // owned by the event loop goroutine
 }
@@ -140,6 +141,11 @@ func New(cfg Config) (*Agent, error) {
 	a.syncKick = make(chan syncReq, 1)
 	a.metaPush.repeats = metaRepeats
 	a.procs.dirty = make(chan struct{}, 1)
+	a.vips.drv = systemVIPs
+	if cfg.vipDrv != nil {
+		a.vips.drv = *cfg.vipDrv
+	}
+	a.vips.links.kick = make(chan struct{}, 1)
 	a.notify = newNotifier(a.log.Warn)
 	return a, nil
 }
@@ -183,6 +189,10 @@ func (a *Agent) Start() (err error) {
 	}
 	ip, ifi, err := electionIP(bind)
 	if err != nil {
+		return err
+	}
+	// Before joining: the addresses an earlier run left go first.
+	if err := a.startVIPs(ip, ifi); err != nil {
 		return err
 	}
 	if err := a.openSockets(ip, ifi); err != nil {
@@ -318,6 +328,11 @@ func (a *Agent) logStart() {
 		"gossip", a.gossip.String(), "election", a.tr.Local.String(), "transport", cfg.Transport,
 		"group", groupText, "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
 		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay)
+	if len(a.vips.addrs) > 0 {
+		a.log.Info("virtual addresses, held while this node leads", "vips", a.vipList(),
+			"announce_repeat", cfg.VIPAnnounceRepeat, "announce_interval", cfg.VIPAnnounceInterval,
+			"announce_delay", cfg.VIPAnnounceDelay, "announce_refresh", cfg.VIPAnnounceRefresh, "track_link", cfg.VIPTrackLink)
+	}
 	if cfg.Quorum > 0 {
 		ec := a.machine.Config()
 		a.log.Info("quorum mode: this node leads only with a lease of a majority",

@@ -73,6 +73,34 @@ const (
 	// with every node at the default 100, a node whose check fails (50)
 	// is smaller than every healthy one.
 	DefaultCheckWeight = 50
+
+	// DefaultVIPAnnounceRepeat is how many announcements of each virtual
+	// address a burst sends: keepalived's garp_master_repeat, 5.
+	DefaultVIPAnnounceRepeat = 5
+	// MaxVIPAnnounceRepeat bounds VIPAnnounceRepeat: more is a flood,
+	// not an announcement.
+	MaxVIPAnnounceRepeat = 100
+	// DefaultVIPAnnounceInterval is the gap between the announcements of
+	// a burst. The first goes at once, whatever it is; the repeats 100ms
+	// apart, so that one burst of loss (a full queue, a switch port that
+	// is still coming up) does not take them all, and the burst is over
+	// in 0.4s. keepalived's garp_interval is 0: its five go back to back
+	// and are lost together.
+	DefaultVIPAnnounceInterval = 100 * time.Millisecond
+	// DefaultVIPAnnounceDelay: a second burst this long after the
+	// addresses were taken, for the hosts and switches that missed the
+	// first (a port that was still learning): keepalived's
+	// garp_master_delay, 5s.
+	DefaultVIPAnnounceDelay = 5 * time.Second
+	// DefaultVIPAnnounceRefresh: a burst this often while the addresses
+	// are held. keepalived's garp_master_refresh is 0, off; ours is on,
+	// because a host that missed both bursts (it was cut off by the
+	// partition that moved the address) keeps the old leader's MAC until
+	// its ARP entry expires, and routers keep theirs for hours (4h is a
+	// common default). A minute bounds that, for 5 packets a minute. The
+	// switches' MAC tables need no refresh: the leader's multicast
+	// heartbeats keep its MAC in them.
+	DefaultVIPAnnounceRefresh = time.Minute
 )
 
 // DefaultGroup4 and DefaultGroup6 are the multicast groups of election
@@ -266,6 +294,35 @@ type Config struct {
 	// Each at least MinKeyLen bytes; only with Key. Default none.
 	AcceptKeys [][]byte
 
+	// VIPs are the cluster's virtual addresses, which the leader holds
+	// (keepalived's virtual_ipaddress): added by netlink and announced
+	// before the job starts, removed after it stopped (see vip.go for the
+	// order). An address whose Dev is "" goes on the interface of the bind
+	// address (with Bind 0.0.0.0, of the address announced: the default
+	// route's interface), set by Start. All of one IP family, none the
+	// bind address, each address once. Default none.
+	VIPs []VIP
+	// VIPAnnounceRepeat is how many announcements (gratuitous ARP, or
+	// unsolicited neighbour advertisements for IPv6) of each address a
+	// burst sends, 1 to 100. Default 5.
+	VIPAnnounceRepeat int
+	// VIPAnnounceInterval is the gap between the announcements of a
+	// burst; the first goes at once. Default 100ms.
+	VIPAnnounceInterval time.Duration
+	// VIPAnnounceDelay: a second burst this long after the addresses were
+	// taken; 0: none. Default 5s.
+	VIPAnnounceDelay time.Duration
+	// VIPAnnounceRefresh: a burst this often while the addresses are
+	// held; 0: none. Default 1m.
+	VIPAnnounceRefresh time.Duration
+	// VIPTrackLink: while an interface of the VIPs is down (not up, or
+	// without carrier), this node takes no part in elections: a leader
+	// hands over as a resign does. Default true.
+	VIPTrackLink bool
+	// vipDrv is what adds, removes, probes and watches the addresses:
+	// package vip (nil), or a test's fake.
+	vipDrv *vipDriver
+
 	// Logger receives one line per state change; nil logs nothing.
 	// Default: text to stderr at level info.
 	Logger *slog.Logger
@@ -322,6 +379,13 @@ func DefaultConfig() Config {
 		HookTimeout:      DefaultHookTimeout,
 		CheckInterval:    DefaultCheckInterval,
 		CheckWeight:      DefaultCheckWeight,
+		// The why of each is on its constant; a link that is down cannot
+		// carry the addresses, so the node should not lead.
+		VIPAnnounceRepeat:   DefaultVIPAnnounceRepeat,
+		VIPAnnounceInterval: DefaultVIPAnnounceInterval,
+		VIPAnnounceDelay:    DefaultVIPAnnounceDelay,
+		VIPAnnounceRefresh:  DefaultVIPAnnounceRefresh,
+		VIPTrackLink:        true,
 		// Standard error, at level info: what systemd's journal collects.
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}

@@ -75,7 +75,8 @@ func (a *Agent) updateJob() {
 	}
 	l := &a.loop
 	st := a.machine.Status()
-	run := st.State == election.StateLeader && !l.leaving && !l.haltJob && !l.resigning && l.jobWait == ""
+	// The addresses first: the job starts only once they are held.
+	run := st.State == election.StateLeader && !l.leaving && !l.haltJob && !l.resigning && l.jobWait == "" && a.vipsReady()
 	if run && (!l.wantRun || l.steppedDown) {
 		l.gen++
 	}
@@ -123,6 +124,8 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 			l.resigning = false
 		}
 	}
+	// Lost: the addresses go at once; won: they come before the job.
+	a.updateVIPs()
 	a.updateJob()
 
 	if a.procs.hooks != nil {
@@ -139,6 +142,9 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		}
 	}
 	if st.State == election.StateLeader || st.State == election.StateFollower && st.Leader != 0 {
+		if !l.followed && len(a.vips.holders) > 0 {
+			a.judgeProbes(st)
+		}
 		l.followed = true
 		l.leaderLost = false
 	}
@@ -155,6 +161,13 @@ func (a *Agent) onJobEvent(ev proc.Event) {
 		a.pushMeta()
 	case proc.Stopped:
 		l.jobRunning = false
+		if a.cfg.Quorum > 0 && l.vipHeld && !l.resigning && !l.haltJob {
+			// The guard of an earlier leadership's job, whose lease ran
+			// out, may have removed the addresses as it killed that
+			// job; this leadership holds them (Acquire keeps those still
+			// there, and announces).
+			a.acquireVIPs()
+		}
 		a.setMeta()
 		a.pushMeta()
 		a.finishResign()
@@ -167,8 +180,9 @@ func (a *Agent) onJobEvent(ev proc.Event) {
 	}
 }
 
-// beginResign starts a hand-over: the job stops first, then RESIGN, so
-// that the next leader's job never runs beside ours.
+// beginResign starts a hand-over: the job stops first, then the virtual
+// addresses go, then RESIGN, so that the next leader's job never runs
+// beside ours and the next leader can take the addresses at once.
 func (a *Agent) beginResign(why string) bool {
 	l := &a.loop
 	if a.machine.Status().State != election.StateLeader || l.leaving {
@@ -191,9 +205,12 @@ func (a *Agent) finishResign() {
 	}
 	l.resigning = false
 	if a.machine.Status().State == election.StateLeader {
+		a.releaseVIPs("resigning: " + l.resignWhy)
 		a.step(a.now(), election.Event{Kind: election.EvResign})
 	}
 	a.updateJob()
+	// A resign for a link that is down: now out of the elections.
+	a.applyStandby()
 }
 
 // effectivePriority is the configured priority less the weights of the

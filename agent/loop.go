@@ -48,6 +48,7 @@ type loopState struct {
 	leaseGen   uint64 // the job's generation that lease is for
 
 	leadState
+	vipLoopState
 }
 
 // run is the event loop: the only goroutine that touches the machine.
@@ -87,6 +88,8 @@ func (a *Agent) run() {
 			a.onAux()
 		case <-a.procs.dirty:
 			l.dirty = true
+		case <-a.vips.links.kick:
+			a.onLinks()
 		case <-tick.C:
 			a.housekeep()
 		}
@@ -230,7 +233,13 @@ func (a *Agent) onPacket(p packet) {
 	if p.msg.From == l.prev.Leader {
 		l.heardFrom, l.heardAt = p.msg.From, p.at
 	}
+	// A stale leader's claim heard while this one holds the addresses:
+	// announce them again once the machine has seen it (vip.go).
+	claim := l.vipHeld && a.isStaleClaim(&p.msg)
 	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
+	if claim {
+		a.staleClaim(&p.msg)
+	}
 }
 
 // lastHeard is when this node last heard the leader of st: its last

@@ -248,6 +248,11 @@ func (a *Agent) nameOf(id uint64) string {
 func (a *Agent) housekeep() {
 	l := &a.loop
 	now := a.now()
+	if a.vips.holder != nil {
+		// The addresses' presence is read when /status is built: an
+		// operator may have removed one by hand.
+		l.dirty = true
+	}
 	// memberlist has no event for "suspect"; read it.
 	for _, n := range a.ml.Members() {
 		if m := l.members[n.Name]; m != nil && m.alive() {

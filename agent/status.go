@@ -50,6 +50,11 @@ type Status struct {
 	VotedTerm uint64 `json:"voted_term,omitempty"`
 	// Job is set when the agent has a job.
 	Job *JobStatus `json:"job,omitempty"`
+	// VIPs are the virtual addresses (--vip) and whether each is on this
+	// host now; LinksDown the interfaces of theirs that are down, which
+	// keep this node out of elections (--vip-track-link).
+	VIPs      []VIPStatus `json:"vips,omitempty"`
+	LinksDown []string    `json:"links_down,omitempty"`
 }
 
 // Member is one other member of the cluster as memberlist sees it.
@@ -110,9 +115,15 @@ func (a *Agent) publish() {
 		}
 		s.Job = &js
 	}
+	s.VIPs = a.vipStatus()
+	s.LinksDown = slices.Clone(l.linksDown)
+	var vips []metrics.VIP
+	for _, v := range s.VIPs {
+		vips = append(vips, metrics.VIP{Address: v.Address, Up: v.Up})
+	}
 	a.snap.Store(s)
 	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
-		Priority: s.Priority, ChecksFailing: a.checksFailing()})
+		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips})
 	a.notifyStatus(s)
 }
 

@@ -40,6 +40,8 @@ func (a *Agent) Stop(ctx context.Context) error {
 		}
 		a.call(func() {
 			if a.machine.Status().State == election.StateLeader {
+				// The job has stopped: the addresses go, then RESIGN.
+				a.releaseVIPs("stopping")
 				a.step(a.now(), election.Event{Kind: election.EvResign})
 			}
 			a.loop.leaving = true
@@ -173,6 +175,7 @@ func (a *Agent) closeAll() {
 	if a.tr != nil {
 		a.tr.Close()
 	}
+	a.closeVIPs()
 	if a.web.ln != nil && a.web.srv == nil {
 		a.web.ln.Close()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,12 +47,13 @@ func (r Range) contains(v any) bool {
 
 // intRanges are the ranges of Config's integer settings.
 var intRanges = map[string]Range{
-	"node-id":          {1, MaxNodeID},
-	"priority":         {1, 65535},
-	"election-port":    {0, 65535},
-	"quorum":           {0, wire.MaxMembers},
-	"job-max-failures": {0, MaxJobMaxFailures},
-	"check-weight":     {1, 65535},
+	"node-id":             {1, MaxNodeID},
+	"priority":            {1, 65535},
+	"election-port":       {0, 65535},
+	"quorum":              {0, wire.MaxMembers},
+	"job-max-failures":    {0, MaxJobMaxFailures},
+	"check-weight":        {1, 65535},
+	"vip-announce-repeat": {1, MaxVIPAnnounceRepeat},
 }
 
 // IntRange is the range Validate holds the integer setting named (as its
@@ -89,6 +91,7 @@ func (c *Config) Validate() error {
 	c.checkQuorum(&p)
 	c.checkProcesses(&p)
 	c.checkKeys(&p)
+	c.checkVIPs(&p)
 	if len(p) == 0 {
 		// The election machine's own cross-checks; the checks above name
 		// the flags of everything an operator can set.
@@ -107,6 +110,7 @@ func (c *Config) checkIntegers(p *problems) {
 	}{
 		{"node-id", c.NodeID}, {"priority", c.Priority}, {"election-port", c.ElectionPort},
 		{"quorum", c.Quorum}, {"job-max-failures", c.JobMaxFailures}, {"check-weight", c.CheckWeight},
+		{"vip-announce-repeat", c.VIPAnnounceRepeat},
 	} {
 		if r := intRanges[f.setting]; !r.contains(f.value) {
 			p.setting(f.setting, "%v", r.OutOfRange(fmt.Sprint(f.value)))
@@ -258,4 +262,69 @@ func (c *Config) checkKeys(p *problems) {
 			p.setting("accept-key-file", "the key is %d bytes, want at least %d", len(k), MinKeyLen)
 		}
 	}
+}
+
+// checkVIPs checks the virtual addresses and their announcements. The
+// interfaces are looked up in /sys/class/net, which opens no socket.
+func (c *Config) checkVIPs(p *problems) {
+	bind, bindErr := c.BindAddrPort()
+	seen := map[netip.Addr]bool{}
+	var first netip.Prefix // the first valid address: the list's family
+	for _, v := range c.VIPs {
+		a := v.Prefix.Addr()
+		switch {
+		case !v.Prefix.IsValid():
+			p.setting("vip", "%q is not an address with a prefix length, like 198.18.0.100/24", v.Prefix.String())
+			continue
+		case !a.IsGlobalUnicast() || a.Zone() != "":
+			p.setting("vip", "%v is not a unicast address that hosts can share (not loopback, link-local, multicast or unspecified)", v.Prefix)
+			continue
+		case v.Prefix.Bits() == 0:
+			p.setting("vip", "%v: a prefix length of 0 would put the whole address space on the interface", v.Prefix)
+			continue
+		}
+		if seen[a] {
+			p.setting("vip", "%v is given twice", a)
+		}
+		seen[a] = true
+		if !first.IsValid() {
+			first = v.Prefix
+		} else if first.Addr().Is4() != a.Is4() {
+			p.setting("vip", "%v and %v are not of one IP family: a leader announces one family's addresses (as keepalived refuses both in one vrrp_instance); run a second agent for the other", first, v.Prefix)
+		}
+		if bindErr == nil && a == bind.Addr().Unmap() {
+			p.relation("vip: %v is the bind address (%s): the agent's own address moves with no leadership", a, c.Bind)
+		}
+		if v.Dev != "" {
+			if !validIfName(v.Dev) {
+				p.setting("vip", "%q is not an interface name", v.Dev)
+			} else if _, err := os.Stat("/sys/class/net/" + v.Dev); err != nil {
+				p.setting("vip", "%v: no interface %q on this host (it has %s)", v.Prefix, v.Dev, strings.Join(interfaceNames(), ", "))
+			}
+		}
+	}
+	for _, d := range []struct {
+		setting string
+		d       time.Duration
+	}{{"vip-announce-interval", c.VIPAnnounceInterval}, {"vip-announce-delay", c.VIPAnnounceDelay}, {"vip-announce-refresh", c.VIPAnnounceRefresh}} {
+		if d.d < 0 {
+			p.setting(d.setting, "%v must not be negative", d.d)
+		}
+	}
+}
+
+// validIfName: a Linux interface name (IFNAMSIZ 16, a NUL included; no
+// '/', no white space, not "." or "..").
+func validIfName(s string) bool {
+	return s != "" && len(s) < 16 && s != "." && s != ".." && !strings.ContainsAny(s, "/ \t\n:")
+}
+
+// interfaceNames lists this host's interfaces, for error messages.
+func interfaceNames() []string {
+	ents, _ := os.ReadDir("/sys/class/net")
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -92,7 +92,7 @@ func (b *Bully) onMessage(m *wire.Message, from Key) {
 // node runs its own election unless one is already running. ELECTION from
 // a larger key is not for this node (multicast reaches every member).
 func (b *Bully) onElection(from Key, term uint64) {
-	if !from.Less(b.self) || b.holding() || b.conflict {
+	if !from.Less(b.self) || b.holding() || b.out() {
 		return
 	}
 	if b.state == StateLeader {

@@ -127,6 +127,8 @@ type core struct {
 	// before then: a claim may be in flight.
 	settleUntil time.Duration
 	conflict    bool
+	// standby: the driver keeps this node out of the elections (EvStandby).
+	standby bool
 
 	armed    [numTimers]bool
 	deadline [numTimers]time.Duration
@@ -233,6 +235,8 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 		c.onSetPriority(ev.Priority)
 	case EvConflict:
 		c.onConflict(ev.On)
+	case EvStandby:
+		c.onStandby(ev.On)
 	}
 	return c.acts
 }
@@ -289,7 +293,7 @@ func (c *core) onTimer(t TimerKind) {
 // reconsider runs when a hold-off or the preempt delay ends: a node with
 // no leader elects, a node larger than its leader takes over.
 func (c *core) reconsider() {
-	if c.holding() || c.conflict || c.state == StateCandidate || c.state == StateLeader {
+	if c.holding() || c.out() || c.state == StateCandidate || c.state == StateLeader {
 		return
 	}
 	if c.leader == 0 {

@@ -90,3 +90,37 @@ func (c *core) onConflict(on bool) {
 	c.setState(StateFollower)
 	c.startElection()
 }
+
+// out reports whether this node takes no part in elections now: a node_id
+// conflict, or a standby its driver asked for.
+func (c *core) out() bool { return c.conflict || c.standby }
+
+// onStandby takes this node out of the elections, or lets it back in, for
+// a reason of its driver's (the agent's: an interface it tracks is down).
+// Unlike a conflict, it changes no state shown: a standby node follows,
+// acknowledges and votes, but never claims, answers an ELECTION, takes
+// part in a ring, or preempts. A leader resigns (the agent resigns first
+// itself, so that its job stops before the RESIGN). When the standby ends
+// the node elects, or takes over a smaller leader, as after a conflict.
+func (c *core) onStandby(on bool) {
+	if on == c.standby {
+		return
+	}
+	c.standby = on
+	if !on {
+		if !c.conflict {
+			c.reconsider()
+		}
+		return
+	}
+	if c.state == StateLeader {
+		c.resign()
+	}
+	c.e.stop()
+	c.cancelTimer(TimerStartup)
+	c.stopConfirm()
+	c.stopPrevote()
+	if c.state == StateCandidate || c.state == StateStarting {
+		c.setState(StateFollower)
+	}
+}

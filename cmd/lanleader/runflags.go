@@ -25,7 +25,7 @@ func newRunFlags() *runFlags {
 	rf.set.Func("config", "YAML config `file`", func(v string) error { rf.config = &v; return nil })
 	for _, o := range runOptions {
 		if o.isFlag() {
-			v := &flagValue{list: o.kind == addrList || o.kind == commands, boolean: o.kind == boolean}
+			v := &flagValue{list: o.kind == addrList || o.kind == commands || o.kind == vipAddr, boolean: o.kind == boolean}
 			rf.values[o.flag] = v
 			rf.set.Var(v, o.flag, "")
 		}
@@ -45,8 +45,13 @@ func (rf *runFlags) parse(args []string, stdout io.Writer) error {
 	if rf.set.NArg() > 0 {
 		a, i := rf.set.Arg(0), len(args)-rf.set.NArg()
 		hint := "the job's command line goes after --"
-		if i > 0 && strings.TrimLeft(args[i-1], "-") == "preempt" {
-			hint = "write --preempt=" + a + ", with an '='"
+		if i > 0 {
+			prev := strings.TrimLeft(args[i-1], "-")
+			for _, o := range runOptions {
+				if o.kind == boolean && o.flag == prev {
+					hint = "write --" + prev + "=" + a + ", with an '='"
+				}
+			}
 		}
 		return fmt.Errorf("unexpected argument %q (%s)", a, hint)
 	}

@@ -276,6 +276,20 @@ func printStatus(w io.Writer, st agent.Status) {
 	if st.Quorum > 0 {
 		fmt.Fprintf(tw, "quorum\t%d (a leader needs %d), voted term %d\n", st.Quorum, st.Quorum/2+1, st.VotedTerm)
 	}
+	for _, v := range st.VIPs {
+		where := "not on this host"
+		if v.Up {
+			where = "up on this host"
+		}
+		fmt.Fprintf(tw, "vip\t%s dev %s, %s\n", cell(v.Address), cell(v.Dev), where)
+	}
+	if len(st.LinksDown) > 0 {
+		names := make([]string, len(st.LinksDown))
+		for i, n := range st.LinksDown {
+			names[i] = cell(n)
+		}
+		fmt.Fprintf(tw, "links down\t%s: this node takes no part in elections until they are up\n", strings.Join(names, ", "))
+	}
 	if st.State == "conflict" {
 		who := "another member"
 		if len(st.Conflict) > 0 {

@@ -94,6 +94,27 @@ host-b  2        100       198.18.0.2:7946  follower (self)
 `,
 		},
 		{
+			// Virtual addresses: on the leader, and on a follower whose
+			// link is down.
+			"virtual addresses",
+			`{"name":"host-b","node_id":2,"priority":100,"state":"follower","term":9,
+			  "leader_id":0,"leader_name":"","algorithm":"bully","members":[],
+			  "cluster":"lab","transport":"multicast","gossip_addr":"198.18.0.2:7946",
+			  "vips":[{"address":"198.18.0.100/24","dev":"eth0","up":false},{"address":"198.18.0.101/24","dev":"eth1","up":true}],
+			  "links_down":["eth1"],"version":"dev"}`,
+			`node        host-b (node_id 2, priority 100)
+state       follower, term 9
+leader      none known
+cluster     lab, transport multicast, algorithm bully
+vip         198.18.0.100/24 dev eth0, not on this host
+vip         198.18.0.101/24 dev eth1, up on this host
+links down  eth1: this node takes no part in elections until they are up
+
+NAME    NODE_ID  PRIORITY  ADDR             STATUS           LEADER
+host-b  2        100       198.18.0.2:7946  follower (self)
+`,
+		},
+		{
 			"node_id conflict",
 			`{"name":"host-a","node_id":3,"priority":100,"state":"conflict","term":4,
 			  "leader_id":0,"leader_name":"","algorithm":"bully",

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/internal/vip"
 )
 
 // The job guard: the supervisor does not start the job itself but its
@@ -80,6 +82,11 @@ func guardMain(argv []string) int {
 		fmt.Fprintf(os.Stderr, "lanleader job guard: bad lease: %v\n", err)
 		return 126
 	}
+	vips, err := guardVIPs()
+	if err != nil {
+		// The job runs; the agent still removes the addresses itself.
+		fmt.Fprintf(os.Stderr, "lanleader job guard: %v\n", err)
+	}
 	if lease != nil && MonoNow() >= lease.end {
 		fmt.Fprintln(os.Stderr, "lanleader job guard: the leader's lease ran out before the job started; not starting it")
 		return 125
@@ -103,7 +110,7 @@ func guardMain(argv []string) int {
 	if os.Getppid() == 1 {
 		sigs <- guardDeathSignal
 	}
-	return guardWait(done, status, sigs, lease, grace)
+	return guardWait(done, status, sigs, lease, grace, vips)
 }
 
 // guardStart starts the job with its output relayed through this
@@ -151,8 +158,9 @@ func guardStart(argv []string) (done chan struct{}, status *int, err error) {
 
 // guardWait waits for the job to exit, for the agent's death (then stops
 // the group with its grace) or for the end of the lease (then kills it),
-// and returns the guard's exit status.
-func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guardLease, grace time.Duration) int {
+// and returns the guard's exit status. The virtual addresses vips go
+// at the lease's end and at the agent's death, before the last SIGKILL.
+func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guardLease, grace time.Duration, vips []vip.Addr) int {
 	// Quorum mode: the job dies with the lease (lease.go).
 	var expiry <-chan time.Time
 	var renew chan int64
@@ -178,6 +186,7 @@ func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guar
 			// The lease is over: no grace. The agent's loop stops the
 			// job as well, if it runs; it may not (a paused agent).
 			fmt.Fprintln(os.Stderr, "lanleader job guard: the leader's lease ran out: SIGKILL to the job's process group")
+			removeVIPs(vips, "the lease ran out")
 			syscall.Kill(-syscall.Getpgrp(), syscall.SIGKILL)
 			return 128 + int(syscall.SIGKILL)
 		case <-done:
@@ -197,7 +206,9 @@ func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guar
 			case <-done:
 			case <-t.C:
 			}
-			// Whatever is left of the group (this guard included).
+			// The job has stopped (or had its grace): the addresses go,
+			// then whatever is left of the group (this guard included).
+			removeVIPs(vips, "the agent is gone")
 			syscall.Kill(-pg, syscall.SIGKILL)
 			return 128 + int(syscall.SIGTERM)
 		}

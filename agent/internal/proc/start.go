@@ -74,6 +74,9 @@ func (s *Supervisor) guardCommand(self string, w Want) *exec.Cmd {
 		"LANLEADER_NODE_ID="+strconv.FormatUint(s.cfg.NodeID, 10),
 		"LANLEADER_LEADER_ID="+strconv.FormatUint(w.Leader, 10),
 		"LANLEADER_NAME="+s.cfg.Name)
+	if v := s.vipsEnv(); v != "" {
+		cmd.Env = append(cmd.Env, v)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: guardDeathSignal}
 	return cmd
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lanleader/lanleader/agent/internal/vip"
 )
 
 // Job supervision. The caller (the agent's event loop) says what it
@@ -137,6 +139,8 @@ type Supervisor struct {
 	lease    int64
 	leaseGen uint64
 	cur      *jobProc
+
+	vips []vip.Addr // under mu: the guard removes them (vips.go)
 }
 
 // New returns the supervisor of cfg.Argv; it starts nothing before Run.

@@ -1,0 +1,411 @@
+package agent
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lanleader/lanleader/agent/internal/vip"
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
+)
+
+// The cluster's virtual addresses (Config.VIPs): the leader holds them.
+// Package vip adds, announces, removes, probes and watches them; this file
+// says when, on the event loop, in this order (vip_test.go pins it):
+//
+//   - Becoming leader: the addresses are added (Acquire) before the job
+//     starts: updateJob asks for the job only once Acquire has returned.
+//   - A resign or a graceful stop: the job stops, then the addresses are
+//     removed (Release), then RESIGN goes out, so that the next leader
+//     takes them at once and never beside a job of ours.
+//   - Losing the leadership to a claim (a larger key, a partition that
+//     heals, a higher term): released at once, in the step that lost it,
+//     while the job stops.
+//   - Quorum mode: the addresses go with the lease. The machine steps
+//     down one heartbeat before the lease ends when no majority renewed
+//     it (election.Config.StopBefore), which releases them; the job's
+//     guard removes them at the lease's end if the agent has not (it is
+//     paused), and when the agent dies.
+//   - A leader that hears a stale claim (a COORDINATOR or HEARTBEAT of
+//     another node, which it outlives) announces them again at once: the
+//     stale leader's hosts may have learnt its MAC for them.
+//   - A link of theirs down (VIPTrackLink): the node takes no part in
+//     elections until it is up again; a leader hands over as a resign
+//     does (election.EvStandby, applyStandby).
+//   - At the start, before joining: the addresses an earlier run left on
+//     this host (an agent killed by SIGKILL without a job, whose guard
+//     would have removed them) are removed, each logged at warn; then each
+//     is probed (RFC 5227), and one that another host answers for is
+//     logged and counted once the first election has settled.
+//
+// Acquire and Release are netlink calls, fast enough for the loop; the
+// announcements after the first are sent by the vip.Manager's goroutine.
+
+// VIP is one virtual address (Config.VIPs): an address with its prefix
+// length, and its interface ("" until Start sets the bind address's).
+type VIP = vip.Addr
+
+// ParseVIP parses --vip's form, ADDR/PREFIX[,dev=IFACE]; the error says
+// what is wrong, not the flag.
+func ParseVIP(s string) (VIP, error) { return vip.Parse(s) }
+
+// addrHolder holds the addresses: a *vip.Manager, or a test's fake.
+type addrHolder interface {
+	Acquire() error
+	Release() error
+	Reannounce()
+	States() []vip.State
+	Close()
+}
+
+// vipDriver is package vip's side of the agent, replaced by the tests.
+type vipDriver struct {
+	hold   func(vip.Config) (addrHolder, error)
+	remove func([]vip.Addr) ([]vip.Addr, error)
+	probe  func(vip.Addr, time.Duration) (net.HardwareAddr, error)
+	watch  func(devs []string, report func(dev string, up bool)) (stop func(), err error)
+}
+
+// systemVIPs is package vip itself.
+var systemVIPs = vipDriver{
+	hold: func(c vip.Config) (addrHolder, error) {
+		m, err := vip.New(c)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	},
+	remove: vip.Remove,
+	probe:  vip.Probe,
+	watch: func(devs []string, report func(string, bool)) (func(), error) {
+		w, err := vip.WatchLinks(devs, report)
+		if err != nil {
+			return nil, err
+		}
+		return w.Close, nil
+	},
+}
+
+// vipProbeWait is how long the start waits for an answer to its probes
+// (all at once): a host of the LAN answers within a millisecond; RFC
+// 5227's own PROBE_WAIT of 1s is for a host that must not take an
+// address in use, which the leader does anyway.
+const vipProbeWait = 500 * time.Millisecond
+
+// vipReannounceEvery bounds the bursts for stale claims: a stale leader
+// that cannot hear us claims every heartbeat.
+const vipReannounceEvery = time.Second
+
+// vipAgent is the agent's part of the addresses, set up by Start.
+type vipAgent struct {
+	drv       vipDriver
+	addrs     []vip.Addr // Config.VIPs with their Dev set
+	holder    addrHolder // nil without VIPs
+	stopWatch func()     // ends the link watch; nil without one
+	links     struct {
+		mu   sync.Mutex
+		down map[string]bool // the interfaces reported down
+		kick chan struct{}   // capacity 1: the loop reads down again
+	}
+	// holders: addresses another host answered for at the start (its
+	// MAC), judged when the first election has settled (judgeProbes).
+	holders map[string]string
+}
+
+// vipLoopState is the part of loopState this file owns.
+type vipLoopState struct {
+	vipHeld       bool          // Acquire was called, Release not since
+	linksDown     []string      // the VIPs' interfaces that are down, sorted
+	standby       bool          // the machine was told EvStandby{On: true}
+	reannouncedAt time.Duration // the last burst for a stale claim
+	reannounced   bool
+}
+
+// startVIPs sets the addresses' interfaces, removes what an earlier run
+// left, probes them, and starts their holder and the link watch. ip and
+// ifi are the election's address and interface.
+func (a *Agent) startVIPs(ip netip.Addr, ifi *net.Interface) error {
+	cfg := &a.cfg
+	if len(cfg.VIPs) == 0 {
+		return nil
+	}
+	v := &a.vips
+	v.addrs = slices.Clone(cfg.VIPs)
+	for i := range v.addrs {
+		ad := &v.addrs[i]
+		if ad.Prefix.Addr() == ip.Unmap() {
+			return fmt.Errorf("vip %v: the address this agent announces for its elections; a virtual address must be one no host owns", ad.Prefix)
+		}
+		if ad.Dev == "" {
+			if ifi == nil {
+				return fmt.Errorf("vip %v: no dev= and no interface known for bind %s; give dev=IFACE", ad.Prefix, cfg.Bind)
+			}
+			ad.Dev = ifi.Name
+		}
+	}
+	removed, err := v.drv.remove(v.addrs)
+	for _, r := range removed {
+		a.log.Warn("removed a virtual address an earlier run left on this host (it was killed before it could)", "vip", r.String())
+	}
+	if err != nil {
+		a.log.Warn("cannot remove the virtual addresses an earlier run may have left", "err", err)
+	}
+	a.probeVIPs()
+	for _, ad := range v.addrs {
+		a.met.VIPInit(ad.Prefix.String())
+	}
+	h, err := v.drv.hold(vip.Config{
+		Addrs: v.addrs,
+		Announce: vip.Announce{Repeat: cfg.VIPAnnounceRepeat, Interval: cfg.VIPAnnounceInterval,
+			Delay: cfg.VIPAnnounceDelay, Refresh: cfg.VIPAnnounceRefresh},
+		Log:  a.log,
+		Sent: func(ad vip.Addr) { a.met.VIPAnnouncements.WithLabelValues(ad.Prefix.String()).Inc() },
+	})
+	if err != nil {
+		return fmt.Errorf("vip: %w", err)
+	}
+	v.holder = h
+	if a.procs.sup != nil {
+		a.procs.sup.SetVIPs(v.addrs)
+	}
+	if cfg.VIPTrackLink {
+		devs := make([]string, 0, len(v.addrs))
+		for _, ad := range v.addrs {
+			if !slices.Contains(devs, ad.Dev) {
+				devs = append(devs, ad.Dev)
+			}
+		}
+		if v.stopWatch, err = v.drv.watch(devs, a.onLinkReport); err != nil {
+			return fmt.Errorf("vip: watching the links of %s: %w", strings.Join(devs, ", "), err)
+		}
+	}
+	return nil
+}
+
+// probeVIPs asks the LAN, for every address at once, whether another
+// host holds it, and remembers who answered.
+func (a *Agent) probeVIPs() {
+	v := &a.vips
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, ad := range v.addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mac, err := v.drv.probe(ad, vipProbeWait)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				a.log.Warn("cannot probe a virtual address", "vip", ad.String(), "err", err)
+			case mac != nil:
+				if v.holders == nil {
+					v.holders = map[string]string{}
+				}
+				v.holders[ad.Prefix.String()] = mac.String()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// judgeProbes runs once, when the first election has settled (this node
+// leads, or follows a leader): an address another host answered for at
+// the start is a conflict when this node leads (it takes the address
+// over; the other host keeps a copy); when it follows another leader,
+// the holder is presumably that leader, and the answer is logged at info
+// only. (The probe cannot tell: no member's MAC is known.)
+func (a *Agent) judgeProbes(st election.Status) {
+	v := &a.vips
+	for _, addr := range slices.Sorted(maps.Keys(v.holders)) {
+		mac := v.holders[addr]
+		if st.State == election.StateFollower && st.Leader != 0 && st.Leader != a.cfg.NodeID {
+			a.log.Info("a virtual address answered from another host at the start: presumably the leader's", "vip", addr, "holder", mac, "leader", a.nameOf(st.Leader))
+			continue
+		}
+		a.met.VIPConflicts.WithLabelValues(addr).Inc()
+		a.log.Error("another host held a virtual address of this cluster at the start, and no other leader does: the addresses conflict (this node's leader takes the address over, the other host keeps its copy until it is removed there)",
+			"vip", addr, "holder", mac)
+	}
+	v.holders = nil
+}
+
+// wantVIPs: the addresses belong on this host now. A resign or a stop
+// releases them itself, between the job's stop and RESIGN.
+func (a *Agent) wantVIPs() bool {
+	return a.machine.Status().State == election.StateLeader && !a.loop.leaving
+}
+
+// updateVIPs takes or drops the addresses as the leadership says; it runs
+// before updateJob, which starts the job only once they are held.
+func (a *Agent) updateVIPs() {
+	if a.vips.holder == nil {
+		return
+	}
+	switch want := a.wantVIPs(); {
+	case want && !a.loop.vipHeld:
+		a.acquireVIPs()
+	case !want && a.loop.vipHeld:
+		a.releaseVIPs("no longer the leader")
+	}
+}
+
+// vipsReady: the job may run as far as the addresses go.
+func (a *Agent) vipsReady() bool { return a.vips.holder == nil || a.loop.vipHeld }
+
+func (a *Agent) acquireVIPs() {
+	l := &a.loop
+	l.vipHeld, l.dirty = true, true
+	if err := a.vips.holder.Acquire(); err != nil {
+		a.log.Error("cannot add every virtual address", "err", err)
+		return
+	}
+	a.log.Info("virtual addresses up", "vips", a.vipList())
+}
+
+func (a *Agent) releaseVIPs(why string) {
+	l := &a.loop
+	if a.vips.holder == nil || !l.vipHeld {
+		return
+	}
+	l.vipHeld, l.dirty = false, true
+	if err := a.vips.holder.Release(); err != nil {
+		a.log.Error("cannot remove every virtual address", "why", why, "err", err)
+		return
+	}
+	a.log.Info("virtual addresses down", "why", why, "vips", a.vipList())
+}
+
+func (a *Agent) vipList() string {
+	s := make([]string, len(a.vips.addrs))
+	for i, ad := range a.vips.addrs {
+		s[i] = ad.String()
+	}
+	return strings.Join(s, " ")
+}
+
+// isStaleClaim: m is another node's claim to lead (a COORDINATOR or a
+// HEARTBEAT) that this leader outranks: a lower term, or its own term
+// from a smaller key (the other side of a healed partition). A claim
+// that outranks it is the machine's to follow, and may take a probe of
+// the claimant first: no reason to announce.
+func (a *Agent) isStaleClaim(m *wire.Message) bool {
+	if m.Type != wire.TypeCoordinator && m.Type != wire.TypeHeartbeat || m.From == a.cfg.NodeID {
+		return false
+	}
+	st := a.machine.Status()
+	return st.State == election.StateLeader &&
+		(m.Term < st.Term || m.Term == st.Term && (election.Key{Priority: m.Priority, ID: m.From}).Less(st.Self))
+}
+
+// staleClaim runs after the step of a stale claim heard while this node
+// held the addresses: if it still holds them, the hosts that heard the
+// stale leader may have learnt its MAC for them: announce again, at once.
+func (a *Agent) staleClaim(m *wire.Message) {
+	l := &a.loop
+	if !l.vipHeld {
+		return
+	}
+	now := a.now()
+	if l.reannounced && now-l.reannouncedAt < vipReannounceEvery {
+		return
+	}
+	l.reannounced, l.reannouncedAt = true, now
+	a.log.Info("a stale leader claims: announcing the virtual addresses again", "from", m.From, "type", m.Type.String(), "term", m.Term)
+	a.vips.holder.Reannounce()
+}
+
+// onLinkReport is the link watch's report, from its goroutine: it must
+// not block.
+func (a *Agent) onLinkReport(dev string, up bool) {
+	lk := &a.vips.links
+	lk.mu.Lock()
+	if lk.down == nil {
+		lk.down = map[string]bool{}
+	}
+	if up {
+		delete(lk.down, dev)
+	} else {
+		lk.down[dev] = true
+	}
+	lk.mu.Unlock()
+	select {
+	case lk.kick <- struct{}{}:
+	default:
+	}
+}
+
+// onLinks runs on the loop when a link changed.
+func (a *Agent) onLinks() {
+	lk := &a.vips.links
+	lk.mu.Lock()
+	down := slices.Sorted(maps.Keys(lk.down))
+	lk.mu.Unlock()
+	l := &a.loop
+	if slices.Equal(down, l.linksDown) {
+		return
+	}
+	switch {
+	case len(down) > 0:
+		a.log.Warn("a link of the virtual addresses is down: this node takes no part in elections until it is up", "down", strings.Join(down, ","))
+	default:
+		a.log.Info("the links of the virtual addresses are up: this node takes part in elections again")
+	}
+	l.linksDown, l.dirty = down, true
+	a.applyStandby()
+}
+
+// applyStandby keeps the node out of the elections while a link is down.
+// A leader first hands over as a resign does (the job stops, the
+// addresses go, RESIGN); finishResign then comes back here.
+func (a *Agent) applyStandby() {
+	l := &a.loop
+	want := len(l.linksDown) > 0
+	if want == l.standby || l.leaving {
+		return
+	}
+	if want && a.machine.Status().State == election.StateLeader {
+		a.beginResign("a link of the virtual addresses is down")
+		return
+	}
+	l.standby = want
+	a.step(a.now(), election.Event{Kind: election.EvStandby, On: want})
+}
+
+// VIPStatus is one virtual address in /status.
+type VIPStatus struct {
+	Address string `json:"address"` // 198.18.0.100/24
+	Dev     string `json:"dev"`
+	Up      bool   `json:"up"` // on this host now
+}
+
+// vipStatus reads the addresses' states for /status and the metrics.
+func (a *Agent) vipStatus() []VIPStatus {
+	if a.vips.holder == nil {
+		return nil
+	}
+	sts := a.vips.holder.States()
+	out := make([]VIPStatus, len(sts))
+	for i, s := range sts {
+		out[i] = VIPStatus{Address: s.Addr.Prefix.String(), Dev: s.Addr.Dev, Up: s.Up}
+	}
+	return out
+}
+
+// closeVIPs ends the link watch and the holder's goroutine; it removes
+// nothing.
+func (a *Agent) closeVIPs() {
+	if a.vips.stopWatch != nil {
+		a.vips.stopWatch()
+		a.vips.stopWatch = nil
+	}
+	if a.vips.holder != nil {
+		a.vips.holder.Close()
+	}
+}
