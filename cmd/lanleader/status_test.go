@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -23,6 +25,28 @@ func statusServer(t *testing.T, code int, body string) string {
 	}))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// refusingAddr is a loopback address where nothing listens, for as long
+// as the test runs: a TCP socket bound to it but not listening, so a
+// connection is refused and no other server of the test process can be
+// given the port (a server closed at once could be: a later
+// httptest.NewServer may draw the same port).
+func refusingAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
 
 func statusRun(args ...string) (int, string, string) {
@@ -236,9 +260,7 @@ func TestStatusJSON(t *testing.T) {
 
 // Failures: exit 1, nothing on stdout, one line on stderr.
 func TestStatusAgentErrors(t *testing.T) {
-	closed := httptest.NewServer(http.NotFoundHandler())
-	closedAddr := strings.TrimPrefix(closed.URL, "http://")
-	closed.Close()
+	closedAddr := refusingAddr(t)
 
 	for _, tc := range []struct {
 		name string
