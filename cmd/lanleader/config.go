@@ -245,8 +245,7 @@ func (o option) set(s *settings, v string) error {
 	case vipAddr:
 		a, err := agent.ParseVIP(v)
 		if err != nil {
-			return fmt.Errorf("%q is not ADDR/PREFIX[,dev=IFACE] (like 198.18.0.100/24 or 198.18.0.100/24,dev=eth1): %s",
-				v, strings.TrimPrefix(err.Error(), "vip: "))
+			return errors.New(strings.TrimPrefix(err.Error(), "vip: "))
 		}
 		f.Set(reflect.Append(f, reflect.ValueOf(a)))
 	}

@@ -60,17 +60,6 @@ func defaultRunConfig(t *testing.T) agent.Config {
 	}
 }
 
-// vipParses says whether agent.ParseVIP is built (package vip is written
-// beside this one: until it is, the cases that parse a --vip skip).
-func vipParses(t *testing.T) bool {
-	t.Helper()
-	if _, err := agent.ParseVIP("198.18.0.100/24"); err != nil {
-		t.Logf("agent.ParseVIP does not parse yet (%v): the cases that parse --vip are left out", err)
-		return false
-	}
-	return true
-}
-
 // vipOf is the parse of the flag's form s, which must be good.
 func vipOf(t *testing.T, s string) agent.VIP {
 	t.Helper()
@@ -248,7 +237,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 			}
 		}
 	}
-	if vipParses(t) {
+	{
 		for _, tc := range []struct {
 			args []string
 			want []string
@@ -415,11 +404,7 @@ func TestParseRunConfigFile(t *testing.T) {
 	}
 	keyFile, oldKeyFile := writeKeys(t)
 	text := strings.NewReplacer("OLDKEYFILE", oldKeyFile, "KEYFILE", keyFile, "STATEFILE", stateFile).Replace(allKeysFile)
-	if vipParses(t) {
-		want.VIPs = []agent.VIP{vipOf(t, "198.18.0.100/24,dev=lo"), vipOf(t, "198.18.0.101/24")}
-	} else {
-		text = strings.Replace(text, "\nvip: [", "\n# vip: [", 1)
-	}
+	want.VIPs = []agent.VIP{vipOf(t, "198.18.0.100/24,dev=lo"), vipOf(t, "198.18.0.101/24")}
 	var stderr bytes.Buffer
 	got, job, err := parseRunConfig([]string{"--config", writeConfig(t, text)}, &stderr, &stderr)
 	if err != nil {
@@ -802,24 +787,21 @@ func TestRunUsage(t *testing.T) {
 
 // Every refusal of --vip names the flag or the file's line and key.
 func TestParseRunConfigVIPErrors(t *testing.T) {
-	if !vipParses(t) {
-		t.Skip("agent.ParseVIP does not parse yet")
-	}
 	for _, tc := range []struct {
 		file string
 		args []string
 		want string // FILE is the config file's path
 	}{
-		{"", []string{"--vip", "nonsense"}, `--vip: "nonsense" is not ADDR/PREFIX[,dev=IFACE]`},
+		{"", []string{"--vip", "nonsense"}, `--vip: "nonsense": no prefix length (want ADDR/PREFIX, e.g. 198.18.0.100/24)`},
 		{"", []string{"--vip", "198.18.0.100/24,dev=nosuch0"}, `--vip: 198.18.0.100/24: no interface "nosuch0" on this host`},
 		{"", []string{"--vip", "198.18.0.100/24", "--vip", "fd00::100/64"},
 			"--vip: 198.18.0.100/24 and fd00::100/64 are not of one IP family: a leader announces one family's addresses (as keepalived refuses both in one vrrp_instance)"},
 		{"", []string{"--bind", "198.18.0.1", "--vip", "198.18.0.1/24"}, "vip: 198.18.0.1 is the bind address (198.18.0.1)"},
 		{"", []string{"--vip", "198.18.0.100/24", "--vip", "198.18.0.100/25"}, "--vip: 198.18.0.100 is given twice"},
-		{"", []string{"--vip", "127.0.0.100/8"}, "--vip: 127.0.0.100/8 is not a unicast address that hosts can share"},
+		{"", []string{"--vip", "127.0.0.100/8"}, `--vip: "127.0.0.100/8": a loopback address, not a host's address`},
 		{"vip: [198.18.0.100/24, \"fd00::1/64\"]\n", nil, "config FILE: line 1: vip: 198.18.0.100/24 and fd00::1/64 are not of one IP family"},
 		{"name: a\nvip: [\"198.18.0.100/24,dev=nosuch0\"]\n", nil, `config FILE: line 2: vip: 198.18.0.100/24: no interface "nosuch0" on this host`},
-		{"vip: [nonsense]\n", nil, `config FILE: line 1: vip: "nonsense" is not ADDR/PREFIX[,dev=IFACE]`},
+		{"vip: [nonsense]\n", nil, `config FILE: line 1: vip: "nonsense": no prefix length (want ADDR/PREFIX, e.g. 198.18.0.100/24)`},
 	} {
 		args, path := tc.args, ""
 		if tc.file != "" {
