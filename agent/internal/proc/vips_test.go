@@ -33,9 +33,6 @@ func TestGuardVIPsEnv(t *testing.T) {
 	}
 
 	// The guard's side: read back, and gone from the environment.
-	if _, err := vip.Parse("198.18.0.100/24,dev=eth0"); err != nil {
-		t.Skipf("vip.Parse is not built yet (%v): the guard's reading is not checked", err)
-	}
 	t.Setenv(guardVIPsEnv, strings.TrimPrefix(want, guardVIPsEnv+"="))
 	got, err := guardVIPs()
 	if err != nil {
