@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/vip"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
@@ -38,11 +39,14 @@ import (
 //   - A link of theirs down (VIPTrackLink): the node takes no part in
 //     elections until it is up again; a leader hands over as a resign
 //     does (election.EvStandby, applyStandby).
+//   - The agent's death (SIGKILL, a crash): the address keeper, a child
+//     started with the agent (proc.StartKeeper), is told by the kernel
+//     and removes the addresses; the job's guard does too.
 //   - At the start, before joining: the addresses an earlier run left on
-//     this host (an agent killed by SIGKILL without a job, whose guard
-//     would have removed them) are removed, each logged at warn; then each
-//     is probed (RFC 5227), and one that another host answers for is
-//     logged and counted once the first election has settled.
+//     this host (one whose keeper could not remove them: killed with it,
+//     as a whole unit's SIGKILL does) are removed, each logged at warn;
+//     then each is probed (RFC 5227), and one that another host answers
+//     for is logged and counted once the first election has settled.
 //
 // Acquire and Release are netlink calls, fast enough for the loop; the
 // announcements after the first are sent by the vip.Manager's goroutine.
@@ -70,6 +74,9 @@ type vipDriver struct {
 	remove func([]vip.Addr) ([]vip.Addr, error)
 	probe  func(vip.Addr, time.Duration) (net.HardwareAddr, error)
 	watch  func(devs []string, report func(dev string, up bool)) (stop func(), err error)
+	// keep starts the address keeper (a child that removes the addresses
+	// when the agent dies: proc.StartKeeper); nil: none.
+	keep func([]vip.Addr) (stop func(), err error)
 }
 
 // systemVIPs is package vip itself.
@@ -90,6 +97,13 @@ var systemVIPs = vipDriver{
 		}
 		return w.Close, nil
 	},
+	keep: func(addrs []vip.Addr) (func(), error) {
+		k, err := proc.StartKeeper(addrs)
+		if err != nil {
+			return nil, err
+		}
+		return k.Stop, nil
+	},
 }
 
 // vipProbeWait is how long the start waits for an answer to its probes
@@ -108,7 +122,10 @@ type vipAgent struct {
 	addrs     []vip.Addr // Config.VIPs with their Dev set
 	holder    addrHolder // nil without VIPs
 	stopWatch func()     // ends the link watch; nil without one
-	links     struct {
+	// stopKeeper ends the address keeper (it removes the addresses when
+	// the agent dies); nil without one.
+	stopKeeper func()
+	links      struct {
 		mu   sync.Mutex
 		down map[string]bool // the interfaces reported down
 		kick chan struct{}   // capacity 1: the loop reads down again
@@ -155,6 +172,11 @@ func (a *Agent) startVIPs(ip netip.Addr, ifi *net.Interface) error {
 	}
 	if err != nil {
 		a.log.Warn("cannot remove the virtual addresses an earlier run may have left", "err", err)
+	}
+	if v.drv.keep != nil {
+		if v.stopKeeper, err = v.drv.keep(v.addrs); err != nil {
+			a.log.Warn("no address keeper: a SIGKILL of this agent leaves its virtual addresses on this host until its next start", "err", err)
+		}
 	}
 	a.probeVIPs()
 	for _, ad := range v.addrs {
@@ -407,5 +429,11 @@ func (a *Agent) closeVIPs() {
 	}
 	if a.vips.holder != nil {
 		a.vips.holder.Close()
+	}
+	if a.vips.stopKeeper != nil {
+		// After the last Release (a graceful stop): the keeper ends
+		// without removing anything.
+		a.vips.stopKeeper()
+		a.vips.stopKeeper = nil
 	}
 }

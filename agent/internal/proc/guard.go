@@ -52,12 +52,16 @@ func IsGuard() bool { return os.Getenv(guardEnv) == "1" }
 
 // Guard is the entry of the job guard. Call it first thing in main (and
 // in TestMain of every test binary whose tests start jobs): in a process
-// started as a guard it runs the job and exits with the job's status;
+// started as a guard it runs the job and exits with the job's status (as
+// the address keeper, it waits for the agent's end: keeper.go);
 // otherwise it returns at once, and supervisors in this process may start
 // jobs from then on.
 func Guard() {
 	if IsGuard() {
 		os.Exit(guardMain(os.Args[1:]))
+	}
+	if os.Getenv(keeperEnv) == "1" {
+		os.Exit(keeperMain())
 	}
 	guardInstalled.Store(true)
 }

@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asAgentEnv) != "" {
 		asAgent()
 	}
+	if os.Getenv(asKeptAgentEnv) != "" {
+		asKeptAgent()
+	}
 	os.Exit(m.Run())
 }
 

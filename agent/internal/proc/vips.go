@@ -34,11 +34,17 @@ func (s *Supervisor) SetVIPs(addrs []vip.Addr) {
 func (s *Supervisor) vipsEnv() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.vips) == 0 {
+	return addrsEnv(s.vips)
+}
+
+// addrsEnv is the variable that gives a guard or the keeper addrs, ""
+// without any.
+func addrsEnv(addrs []vip.Addr) string {
+	if len(addrs) == 0 {
 		return ""
 	}
-	f := make([]string, len(s.vips))
-	for i, a := range s.vips {
+	f := make([]string, len(addrs))
+	for i, a := range addrs {
 		f[i] = a.String()
 	}
 	return guardVIPsEnv + "=" + strings.Join(f, " ")
@@ -68,10 +74,10 @@ func removeVIPs(addrs []vip.Addr, why string) {
 	}
 	removed, err := vipRemove(addrs)
 	for _, a := range removed {
-		fmt.Fprintf(os.Stderr, "lanleader job guard: %s: removed the virtual address %s\n", why, a)
+		fmt.Fprintf(os.Stderr, "lanleader: %s: removed the virtual address %s\n", why, a)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "lanleader job guard: %s: cannot remove the virtual addresses: %v\n", why, err)
+		fmt.Fprintf(os.Stderr, "lanleader: %s: cannot remove the virtual addresses: %v\n", why, err)
 	}
 }
 

@@ -1,0 +1,121 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/lanleader/lanleader/agent/internal/vip"
+)
+
+// The address keeper: while an agent with virtual addresses runs, a
+// child of it (its own executable again, with keeperEnv set) waits for
+// the agent's death, which the kernel tells it (PR_SET_PDEATHSIG), and
+// then removes the addresses. Without it a SIGKILLed agent that led would
+// leave them on its host, answering ARP beside the next leader's, until
+// its next start; the job's guard does the same, but only while a job
+// runs. An agent that ends on its own removes its addresses itself and
+// ends the keeper by closing its standard input.
+//
+// Contract: StartKeeper and Stop are called by the agent's own goroutines
+// (one at a time); the keeper never touches the addresses while the agent
+// lives.
+const keeperEnv = "LANLEADER_VIP_KEEPER" // "1": this process is an address keeper
+
+// Keeper is the running address keeper of an agent.
+type Keeper struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan struct{}
+}
+
+// StartKeeper starts the keeper of addrs (their Dev set). The program must
+// have called Guard (the keeper is entered there).
+func StartKeeper(addrs []vip.Addr) (*Keeper, error) {
+	if !guardInstalled.Load() {
+		return nil, errors.New("proc: cannot start the address keeper: this program does not enter it (it must call agent.Guard first thing in main)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("proc: the address keeper: %w", err)
+	}
+	cmd := exec.Command(self)
+	cmd.Args[0] = "lanleader-vip-keeper"
+	cmd.Env = Environ(keeperEnv+"=1", addrsEnv(addrs))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: guardDeathSignal}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("proc: the address keeper: %w", err)
+	}
+	k := &Keeper{cmd: cmd, stdin: stdin, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(k.done) }()
+	return k, nil
+}
+
+// Stop ends the keeper without a removal (the agent has removed its
+// addresses, or keeps them for its next start to remove) and waits for it,
+// at most a second, then kills it.
+func (k *Keeper) Stop() {
+	io.WriteString(k.stdin, keeperStop)
+	k.stdin.Close()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-k.done:
+	case <-t.C:
+		k.cmd.Process.Kill()
+		<-k.done
+	}
+}
+
+// Pid is the keeper's process id.
+func (k *Keeper) Pid() int { return k.cmd.Process.Pid }
+
+// keeperStop is what an agent that ends the keeper writes to its standard
+// input before it closes it. An input that ends without it is the agent's
+// death: its end of the pipe closes with it, as its death signal comes.
+const keeperStop = "stop\n"
+
+// keeperMain is the keeper: it returns when the agent stops it, or after
+// removing the addresses when the agent died (the death signal, or the
+// end of its input without keeperStop).
+func keeperMain() int {
+	os.Unsetenv(keeperEnv)
+	addrs, err := guardVIPs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lanleader address keeper:", err)
+		return 2
+	}
+	sigs := make(chan os.Signal, 1)
+	// SIGTERM and SIGINT reach the keeper with the rest of the agent's
+	// unit or terminal; the agent decides, so they are ignored.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(sigs, guardDeathSignal)
+	if os.Getppid() == 1 {
+		// The agent died before the death signal was armed.
+		sigs <- guardDeathSignal
+	}
+	stopped := make(chan bool, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(os.Stdin, 64))
+		stopped <- string(b) == keeperStop
+	}()
+	select {
+	case <-sigs:
+	case ok := <-stopped:
+		if ok {
+			return 0
+		}
+	}
+	removeVIPs(addrs, "the agent died")
+	return 0
+}
