@@ -46,8 +46,10 @@ import (
 // trial starts). A lanleader without --vip skips its rows, saying so.
 // keepalived rows run the instances of keepalived.go (the address kaVIP)
 // with each -advert-int (default here 1s, 100ms, 10ms); modes crash and
-// graceful (keepalived has no resign); the adverts' interval seen on the
-// wire is reported, since it tells what keepalived made of the setting.
+// graceful (keepalived has no resign); the master's adverts' interval
+// seen on the wire is reported, since it tells what keepalived made of
+// the setting, and so are the trials in which another backup also claimed
+// the master role.
 
 // vipPreemptDelay is the lanleader agents' --preempt-delay in resign rows.
 const vipPreemptDelay = 2 * time.Second
@@ -58,7 +60,8 @@ type vipRow struct {
 	Outage, Silence       []time.Duration
 	OldAnswers            []time.Duration // counts, kept as durations for stats.Summarize
 	Interleaved           int
-	Adverts               []time.Duration // keepalived: gaps between host-K's adverts, on the bridge
+	TwoMasters            int             // keepalived: trials in which another backup also claimed the master role
+	Adverts               []time.Duration // keepalived: gaps between the master's adverts, on the bridge
 	Skipped               string
 	Failures              []string
 }
@@ -313,17 +316,22 @@ func vipKeepalived(r *runner, o options, advert time.Duration, mode string, rng 
 			r.Fatalf("%s: %v", what, err)
 		}
 		killEnd := time.Now()
-		// host-K's adverts before the kill, since it settled: the interval
-		// keepalived keeps on the wire.
+		// The master's adverts on the wire: host-K's before the kill, since
+		// it settled (and below, host-(K−1)'s after the failover): the
+		// interval keepalived keeps.
 		row.Adverts = append(row.Adverts, advertGaps(capt.since(since), top, t0)...)
 		outage, ok := vipWaitNew(r, cl, t0, next)
 		if !ok {
 			row.Failures = append(row.Failures, fmt.Sprintf("%s: the client heard no answer from host-%d within %v", what, next+1, deadline))
 			return
 		}
-		if _, why := k.failover(t0, killEnd, mode); why != "" {
+		f, why := k.failover(t0, killEnd, mode)
+		if why != "" {
 			row.Failures = append(row.Failures, fmt.Sprintf("%s: no agreement on host-%d within %v: %s", what, next+1, deadline, why))
 			return
+		}
+		if f.note != "" {
+			row.TwoMasters++
 		}
 		code, err := procs[top].Wait(10 * time.Second)
 		if mode == "graceful" && (err != nil || code != 0) {
@@ -335,8 +343,10 @@ func vipKeepalived(r *runner, o options, advert time.Duration, mode string, rng 
 		vipWaitOnly(r, n, top, echo[top].Pid, what)
 		v := vipFigures(cl.AnswersSince(t0), t0, outage, top, time.Now())
 		row.add(v)
-		r.Logf("keepalived VIP advert_int %v %s %s: outage %v, silence %v, %d old answers, interleaved %v", advert, mode, what,
-			v.outage, v.silence, v.old, v.interleaved)
+		// And the new master's, from its agreement on.
+		row.Adverts = append(row.Adverts, advertGaps(capt.since(f.all), next, time.Now())...)
+		r.Logf("keepalived VIP advert_int %v %s %s: outage %v, silence %v, %d old answers, interleaved %v%s", advert, mode, what,
+			v.outage, v.silence, v.old, v.interleaved, f.note)
 		since = time.Now()
 		procs[top] = start(top)
 	}
@@ -378,7 +388,7 @@ func vipWaitOnly(r *runner, n *e2e.Net, i, keep int, what string) {
 func printVIPTable(w io.Writer, o options, rows []vipRow) {
 	fmt.Fprintf(w, "# VIP: the client host asks the virtual address every 1 ms; host-%d holds it, host-%d takes over\n", o.hosts, o.hosts-1)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\tsetting\tmode\tn\toutage median\tp90\tp99\tmax\tsilence median\tmax\told answers median\tmax\tinterleaved\tadvert gap median\t")
+	fmt.Fprintln(tw, "system\tsetting\tmode\tn\toutage median\tp90\tp99\tmax\tsilence median\tmax\told answers median\tmax\tinterleaved\ttwo masters\tadvert gap median\t")
 	var skipped []string
 	for _, row := range rows {
 		if row.Skipped != "" {
@@ -387,16 +397,19 @@ func printVIPTable(w io.Writer, o options, rows []vipRow) {
 		}
 		f := stats.Summarize(row.Outage)
 		if f.N == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t0\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", row.System, row.Setting, row.Mode)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t0\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", row.System, row.Setting, row.Mode)
 			continue
 		}
 		s, old := stats.Summarize(row.Silence), stats.Summarize(row.OldAnswers)
-		adv := "-"
+		adv, two := "-", "-"
 		if a := stats.Summarize(row.Adverts); a.N > 0 {
 			adv = ms(a.Median)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", row.System, row.Setting, row.Mode, f.N,
-			ms(f.Median), ms(f.P90), ms(f.P99), ms(f.Max), ms(s.Median), ms(s.Max), int64(old.Median), int64(old.Max), row.Interleaved, adv)
+		if row.System == "keepalived" {
+			two = strconv.Itoa(row.TwoMasters)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", row.System, row.Setting, row.Mode, f.N,
+			ms(f.Median), ms(f.P90), ms(f.P99), ms(f.Max), ms(s.Median), ms(s.Max), int64(old.Median), int64(old.Max), row.Interleaved, two, adv)
 	}
 	tw.Flush()
 	for _, l := range skipped {
@@ -405,7 +418,8 @@ func printVIPTable(w io.Writer, o options, rows []vipRow) {
 	fmt.Fprintln(w, "# outage: ms from the kill (SIGKILL; SIGTERM for graceful; the start of `lanleader resign`) to the client's first")
 	fmt.Fprintln(w, "# answer from the new holder; silence: the longest time in it that the client heard nobody; old answers:")
 	fmt.Fprintln(w, "# answers from the old holder after the kill; interleaved: trials in which the old holder answered again")
-	fmt.Fprintln(w, "# after the new holder's first answer; advert gap: keepalived's adverts as seen on the bridge (ms)")
+	fmt.Fprintln(w, "# after the new holder's first answer; two masters: keepalived trials in which another backup also claimed")
+	fmt.Fprintln(w, "# the master role; advert gap: the master's adverts as seen on the bridge (ms), before the kill and after")
 	fmt.Fprintf(w, "# lanleader: --vip %s; resign rows run every agent with --preempt-delay %v (host-%d takes the address back\n", e2e.VIPPrefix, vipPreemptDelay, o.hosts)
 	fmt.Fprintf(w, "# after it); keepalived: virtual_ipaddress %s/24, VRRPv3 below 1 s\n", kaVIP)
 }

@@ -103,7 +103,7 @@ func TestPrintVIPTable(t *testing.T) {
 	printVIPTable(&b, options{hosts: 3}, []vipRow{
 		{System: "lanleader", Setting: "heartbeat 100ms", Mode: "crash", Skipped: e2e.ErrNoVIPFlag.Error()},
 		{System: "keepalived", Setting: "advert_int 1s (VRRPv2)", Mode: "crash",
-			Outage: msList(3000, 3100, 3200), Silence: msList(1, 2, 3), OldAnswers: []time.Duration{40, 50, 60}, Interleaved: 1,
+			Outage: msList(3000, 3100, 3200), Silence: msList(1, 2, 3), OldAnswers: []time.Duration{40, 50, 60}, Interleaved: 1, TwoMasters: 2,
 			Adverts: msList(1000, 1000, 1001)},
 		{System: "keepalived", Setting: "advert_int 10ms (VRRPv3)", Mode: "graceful"}, // failed: no samples
 	})
@@ -111,10 +111,10 @@ func TestPrintVIPTable(t *testing.T) {
 	if !strings.Contains(out, "# skipped: lanleader, heartbeat 100ms, crash: lanleader has no --vip\n") {
 		t.Errorf("no skipped lanleader row in:\n%s", out)
 	}
-	if !hasLine(out, "keepalived", "advert_int", "1s", "(VRRPv2)", "crash", "3", "3100.0", "3200.0", "3200.0", "3200.0", "2.0", "3.0", "50", "60", "1", "1000.0") {
+	if !hasLine(out, "keepalived", "advert_int", "1s", "(VRRPv2)", "crash", "3", "3100.0", "3200.0", "3200.0", "3200.0", "2.0", "3.0", "50", "60", "1", "2", "1000.0") {
 		t.Errorf("no keepalived crash line in:\n%s", out)
 	}
-	if !hasLine(out, "keepalived", "advert_int", "10ms", "(VRRPv3)", "graceful", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-") {
+	if !hasLine(out, "keepalived", "advert_int", "10ms", "(VRRPv3)", "graceful", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-") {
 		t.Errorf("no empty line for the failed row in:\n%s", out)
 	}
 }
