@@ -23,13 +23,15 @@ cd "$(dirname "$0")"
 go mod download
 
 # Debian packages the tests use: iproute2 (ip) and nftables (nft) for e2e/'s
-# network namespaces and faults, prometheus (the server and promtool) for the
-# metric lint, the alert rule tests and the scrape test. Installed once, as
-# root; a suite whose tool is missing skips and says so.
+# network namespaces and faults, keepalived for the VIP harness's reference
+# (e2e/vip_test.go), prometheus (the server and promtool) for the metric
+# lint, the alert rule tests and the scrape test. Installed once, as root;
+# a suite whose tool is missing skips and says so.
 need=()
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v keepalived >/dev/null 2>&1 || [ -x /usr/sbin/keepalived ] || need+=(keepalived)
 if [ "$(id -u)" -ne 0 ]; then
 	echo "test.sh: not root: the e2e/ tests skip (they create network namespaces)"
 	[ ${#need[@]} -eq 0 ] || echo "test.sh: not root, so not installing ${need[*]}: the tests that need them skip"

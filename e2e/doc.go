@@ -62,6 +62,26 @@
 // enters the bridge: election packets (by type: heartbeats and discovery
 // beacons apart), memberlist's, and VRRP's (for keepalived).
 //
+// # What the user of a virtual address sees
+//
+// NewNetWithClient adds a client host: one more namespace on the bridge,
+// at the address after the last host's, that runs no agent (Client() is
+// its index; Hosts and All leave it out). StartResponders runs vipecho
+// (e2e/internal/vipecho) on every host: it answers UDP and TCP on
+// EchoPort, on any address (it binds 0.0.0.0, and answers from the
+// address it was asked on), with its host's name. StartVIPClient runs
+// vipclient (e2e/internal/vipclient) on the client: it asks an address
+// every millisecond and records each answer (send and receive times, the
+// answering host) as a JSON line. Outage (from a fault to the first
+// answer of the new holder), LongestGap, AnswersBy and Interleavings read
+// that record; Holders and HasAddr say which hosts have the address on
+// eth0; NeighbourHost maps the client's neighbour entry for it (ip neigh)
+// to the host whose MAC it has. Freeze stops a host whole (SIGSTOP to
+// every process of its namespace, its bridge port down) and Thaw resumes
+// it; SetLink takes a host's eth0 down or up. KeepalivedInstances runs
+// keepalived with one virtual address (the harness's reference);
+// RequireVIP skips a test when the lanleader under test has no --vip.
+//
 // # Cleaning up
 //
 // Every object the test bed creates is named with the prefix "llt-" (the

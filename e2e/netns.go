@@ -40,8 +40,9 @@ type Net struct {
 	suffix string
 	letter int // index of suffix's letter, freed when the test bed is gone
 	bridge string
-	dir    string // logs
-	hosts  []string
+	dir    string   // logs
+	hosts  []string // namespaces: the agents' hosts, then the client, if any
+	agents int      // hosts that may run agents: hosts[:agents]
 	procs  []*Proc
 	mu     sync.Mutex
 
@@ -99,6 +100,25 @@ func freeLetter(k int) {
 // test ends, the processes started in it first.
 func NewNet(t TB, hosts int) *Net {
 	t.Helper()
+	return newNet(t, hosts, false)
+}
+
+// NewNetWithClient is NewNet with one more host on the bridge, the client:
+// a user of the cluster's services that runs no agent (the VIP tests run
+// vipclient there). It is host Client(), namespace llt-<hosts+1>-<suffix>
+// at 198.18.0.<hosts+1>/24, set up as the others are; Hosts and All leave
+// it out, and every method that takes a host index takes its index too.
+// hosts is at most 98, so that the client's address stays below VIP's.
+func NewNetWithClient(t TB, hosts int) *Net {
+	t.Helper()
+	if hosts > maxHosts-1 {
+		t.Fatalf("NewNetWithClient: %d hosts, want 1 to %d", hosts, maxHosts-1)
+	}
+	return newNet(t, hosts, true)
+}
+
+func newNet(t TB, hosts int, client bool) *Net {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("e2e: needs root to create network namespaces (run ./test.sh as root, as CI does)")
 	}
@@ -116,14 +136,18 @@ func NewNet(t TB, hosts int) *Net {
 
 	// The log directory is made first, so that it is removed last: the
 	// cleanups below still read the logs.
-	n := &Net{t: t, dir: t.TempDir(), suffix: strconv.Itoa(os.Getpid()) + string(rune('a'+k)), letter: k}
+	n := &Net{t: t, dir: t.TempDir(), suffix: strconv.Itoa(os.Getpid()) + string(rune('a'+k)), letter: k, agents: hosts}
 	n.bridge = Prefix + "br" + n.suffix
 	t.Cleanup(n.close)
 
 	n.ip(t, "link", "add", "name", n.bridge, "type", "bridge", "stp_state", "0", "mcast_snooping", "0")
 	disableIPv6(n.bridge)
 	n.ip(t, "link", "set", n.bridge, "up")
-	for i := range hosts {
+	all := hosts
+	if client {
+		all++
+	}
+	for i := range all {
 		ns := fmt.Sprintf("%s%d-%s", Prefix, i+1, n.suffix)
 		n.hosts = append(n.hosts, ns)
 		n.ip(t, "netns", "add", ns)
@@ -148,10 +172,20 @@ func NewNet(t TB, hosts int) *Net {
 	return n
 }
 
-// Hosts is the number of hosts.
-func (n *Net) Hosts() int { return len(n.hosts) }
+// Hosts is the number of hosts that may run agents (the client is not
+// one of them).
+func (n *Net) Hosts() int { return n.agents }
 
-// All is every host's index, 0 to Hosts()-1.
+// Client is the index of the client host of a Net made by
+// NewNetWithClient, -1 for a Net without one.
+func (n *Net) Client() int {
+	if len(n.hosts) > n.agents {
+		return n.agents
+	}
+	return -1
+}
+
+// All is every agent host's index, 0 to Hosts()-1.
 func (n *Net) All() []int {
 	h := make([]int, n.Hosts())
 	for i := range h {
@@ -175,18 +209,32 @@ func Binary() (string, error) {
 			buildErr = err
 			return
 		}
-		// The pid in the name lets removeLeftovers find it, should this
-		// process be killed before Main removes it.
-		if buildDir, err = os.MkdirTemp("", fmt.Sprintf("%sbin-%d-", Prefix, os.Getpid())); err != nil {
+		dir, err := binDir()
+		if err != nil {
 			buildErr = err
 			return
 		}
-		bin := filepath.Join(buildDir, "lanleader")
+		bin := filepath.Join(dir, "lanleader")
 		if buildErr = goBuild(root, "./cmd/lanleader", bin); buildErr == nil {
 			binPath = bin
 		}
 	})
 	return binPath, buildErr
+}
+
+var (
+	dirOnce sync.Once
+	dirErr  error
+)
+
+// binDir is the directory of this process's builds (lanleader and the
+// helpers), made once. The pid in its name lets removeLeftovers find it,
+// should this process be killed before Main removes it.
+func binDir() (string, error) {
+	dirOnce.Do(func() {
+		buildDir, dirErr = os.MkdirTemp("", fmt.Sprintf("%sbin-%d-", Prefix, os.Getpid()))
+	})
+	return buildDir, dirErr
 }
 
 // goBuild builds package pkg of the module at root into bin.

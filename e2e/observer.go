@@ -107,11 +107,11 @@ var leadershipMsgs = []string{"became leader", "following", "no leader", "electi
 func (n *Net) Observe(t TB, every time.Duration) *Observer {
 	o := &Observer{
 		n: n, every: every, Start: time.Now(),
-		latest: make([]Sample, len(n.hosts)), status: make([]Status, len(n.hosts)),
+		latest: make([]Sample, n.Hosts()), status: make([]Status, n.Hosts()),
 		last: make(map[string]Sample), offsets: make(map[string]int64),
 		stop: make(chan struct{}),
 	}
-	for i := range n.hosts {
+	for i := range n.Hosts() {
 		o.wg.Add(1)
 		go o.poll(i)
 	}

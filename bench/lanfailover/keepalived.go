@@ -28,28 +28,11 @@ import (
 	"github.com/lanleader/lanleader/e2e"
 )
 
-// keepalived on the test bed.
-//
-// Every host runs `keepalived --dont-fork --vrrp` in its namespace with its
-// own configuration: one VRRP instance on eth0, virtual_router_id kaVRID,
-// priority 100+i (host-K, the last, is the master; host-(K−1) takes over),
-// advert_int the setting, preemption on (keepalived's default), and one
-// virtual address, kaVIP. Every host's initial state is BACKUP: keepalived
-// 2.2.7 starts an instance that does not own the address (priority below
-// 255) in BACKUP even when told MASTER ("Entering BACKUP STATE (init)",
-// then a master-down interval before it preempts), so MASTER on host-K
-// would change nothing but the look of the configuration.
-//
-// VRRPv2 (keepalived's default) has whole-second adverts only: keepalived
-// rounds a sub-second advert_int up to 1 s. So a setting that is not
-// whole seconds runs VRRPv3 (centiseconds), and the printed setting says
-// which version ran.
-//
-// Every path keepalived writes (its configuration's temporary copy, the
-// pid files of the parent and of each child it may start) is in a
-// directory per host: the namespaces share this machine's file system.
-// It logs to its standard output (-l), never to syslog (-G). It runs no
-// script.
+// keepalived on the test bed: e2e's KeepalivedInstances (one VRRP
+// instance per host on eth0, virtual_router_id kaVRID, priority 100+i, so
+// host-K, the last, is the master and host-(K−1) takes over; advert_int
+// the setting, preemption on; one virtual address, kaVIP; VRRPv2 for whole
+// seconds, VRRPv3 otherwise, and the printed setting says which ran).
 //
 // The times come from one packet socket on the test bed's bridge, in this
 // process's namespace: the kernel stamps each frame as it crosses from a
@@ -79,22 +62,22 @@ func kaDefinitions(w io.Writer) {
 		"#   the kill to \"all agree\". advert_int below 1 s or not whole seconds: VRRPv3 (v2 has whole seconds)\n", kaVIP)
 }
 
-// kaSetting finds keepalived and the VRRP version and advert_int text of
-// advert, and names the setting in *setting.
-func kaSetting(r *runner, advert time.Duration, setting *string) (bin string, version int, advertText string) {
+// kaSetting finds keepalived and the VRRP version of advert, and names
+// the setting in *setting.
+func kaSetting(r *runner, advert time.Duration, setting *string) (bin string) {
 	bin = kaBinary(r)
-	version, advertText, err := kaAdvert(advert)
+	version, _, err := e2e.KeepalivedAdvert(advert)
 	if err != nil {
 		r.Fatalf("%v", err)
 	}
 	*setting = fmt.Sprintf("advert_int %v (VRRPv%d)", advert, version)
-	return bin, version, advertText
+	return bin
 }
 
 // measureKeepalived runs o.trials trials of mode on a fresh set of
 // keepalived instances with advert_int advert, into res.
 func measureKeepalived(r *runner, o options, advert time.Duration, mode string, rng *rand.Rand, res *result) {
-	bin, version, advertText := kaSetting(r, advert, &res.Setting)
+	bin := kaSetting(r, advert, &res.Setting)
 
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)
@@ -102,7 +85,7 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 	top, next := o.hosts-1, o.hosts-2
 	capt := kaListen(r, n)
 
-	start := kaInstances(r, n, bin, o.hosts, advertText, version)
+	start := kaInstances(r, n, bin, advert)
 	for i := range o.hosts {
 		mac, err := n.Exec(i, "cat", "/sys/class/net/eth0/address")
 		if err != nil {
@@ -211,77 +194,20 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 		res.Setting, mode, killSpan.Round(time.Microsecond), readLag.Round(time.Microsecond))
 }
 
-// kaInstances writes the configuration of every host's keepalived (one
-// VRRP instance on eth0, priority 100+i, advert_int advertText, VRRP
-// version, the virtual address kaVIP) in a directory of its own, and
-// returns the function that starts host i's keepalived.
-func kaInstances(r *runner, n *e2e.Net, bin string, hosts int, advertText string, version int) func(i int) *e2e.Proc {
-	dir := r.TempDir()
-	hostDir := func(i int) string { return filepath.Join(dir, hostName(i)) }
-	for i := range hosts {
-		if err := os.Mkdir(hostDir(i), 0o700); err != nil {
-			r.Fatalf("%v", err)
-		}
-		conf := fmt.Sprintf(`! lanfailover: %s of %d, written for one run
-global_defs {
-	router_id %s
-	tmp_config_directory %s
-}
-vrrp_instance VI_1 {
-	state BACKUP
-	interface eth0
-	virtual_router_id %d
-	priority %d
-	advert_int %s
-	version %d
-	virtual_ipaddress {
-		%s/24 dev eth0
-	}
-}
-`, hostName(i), hosts, hostName(i), hostDir(i), kaVRID, 100+i, advertText, version, kaVIP)
-		if err := os.WriteFile(filepath.Join(hostDir(i), "keepalived.conf"), []byte(conf), 0o600); err != nil {
-			r.Fatalf("%v", err)
-		}
-	}
-	return func(i int) *e2e.Proc {
-		d := hostDir(i)
-		// A SIGKILLed keepalived leaves its pid files, and a pid file naming
-		// a live process (the pid reused) would stop the new one.
-		for _, f := range []string{"keepalived.pid", "vrrp.pid", "checkers.pid", "bfd.pid"} {
-			if err := os.Remove(filepath.Join(d, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				r.Fatalf("%v", err)
-			}
-		}
-		return n.StartProgram(r, i, bin, "--dont-fork", "--log-console", "--log-detail", "--no-syslog", "--vrrp",
-			"--use-file", filepath.Join(d, "keepalived.conf"),
-			"--pid", filepath.Join(d, "keepalived.pid"), "--vrrp_pid", filepath.Join(d, "vrrp.pid"),
-			"--checkers_pid", filepath.Join(d, "checkers.pid"), "--bfd_pid", filepath.Join(d, "bfd.pid"))
-	}
+// kaInstances writes the configuration of every host's keepalived (see
+// e2e.KeepalivedInstances; the virtual address kaVIP) and returns the
+// function that starts host i's.
+func kaInstances(r *runner, n *e2e.Net, bin string, advert time.Duration) func(i int) *e2e.Proc {
+	return n.KeepalivedInstances(r, e2e.Keepalived{Bin: bin, VRID: kaVRID, VIP: kaVIP, Advert: advert})
 }
 
 // kaBinary is keepalived's path; it skips the setting when there is none.
 func kaBinary(r *runner) string {
-	bin, err := exec.LookPath("keepalived")
+	bin, err := e2e.KeepalivedBinary()
 	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/keepalived"); serr != nil {
-			r.Skip("keepalived: not installed (Debian, Ubuntu: apt-get install keepalived)")
-		}
-		bin = "/usr/sbin/keepalived"
+		r.Skip(err.Error())
 	}
 	return bin
-}
-
-// kaAdvert is the VRRP version and keepalived's advert_int text for
-// advert: VRRPv2 (keepalived's default) when it is whole seconds, up to
-// 255 s; VRRPv3 otherwise, whose unit is the centisecond, up to 40.95 s.
-func kaAdvert(advert time.Duration) (version int, text string, err error) {
-	switch {
-	case advert%time.Second == 0 && advert <= 255*time.Second:
-		return 2, strconv.FormatInt(int64(advert/time.Second), 10), nil
-	case advert%(10*time.Millisecond) == 0 && advert <= 4095*10*time.Millisecond:
-		return 3, strconv.FormatFloat(advert.Seconds(), 'f', 2, 64), nil
-	}
-	return 0, "", fmt.Errorf("keepalived: advert_int %v: VRRP needs whole seconds up to 255 s (v2) or centiseconds up to 40.95 s (v3)", advert)
 }
 
 // kaBed is the keepalived instances of one setting.

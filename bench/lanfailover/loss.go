@@ -125,11 +125,11 @@ func lossLanleader(r *runner, o options, pct int, hb time.Duration, quorum int, 
 
 // lossKeepalived measures one keepalived row.
 func lossKeepalived(r *runner, o options, pct int, advert time.Duration, row *lossRow) {
-	bin, version, advertText := kaSetting(r, advert, &row.Setting)
+	bin := kaSetting(r, advert, &row.Setting)
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)
 	capt := kaListen(r, n)
-	start := kaInstances(r, n, bin, o.hosts, advertText, version)
+	start := kaInstances(r, n, bin, advert)
 	procs := make([]*e2e.Proc, o.hosts)
 	all := make([]int, o.hosts)
 	for i := range procs {

@@ -77,11 +77,22 @@
 // backups record no master); its packets are VRRP frames. Its rows are
 // printed in the same table.
 //
+// With -vip it measures instead what the user of the cluster's virtual
+// address sees: a client host (a namespace on the same bridge that runs
+// no agent) asks the address every millisecond, every host answers with
+// its name (e2e/internal/vipclient, vipecho), and each row reports the
+// client's outage, from the kill to its first answer from the new holder,
+// for lanleader with --vip (modes crash, graceful and resign; rows skipped,
+// saying "lanleader has no --vip", when the binary lacks the flag) and,
+// with -keepalived, keepalived's virtual_ipaddress (advert_int 1s, 100ms,
+// 10ms by default). At least 20 trials a row. See vip.go.
+//
 // Exit status 0 when every trial agreed within 30 s, 1 otherwise (or when
 // the test bed cannot be built: not root, no ip or nft), 2 for bad flags.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -120,6 +131,7 @@ type options struct {
 	adverts       []time.Duration
 	losses        []int // -loss: loss percentages (stability rows instead of failover)
 	lossFor       time.Duration
+	vip           bool // -vip: the client's outage rows instead of failover
 	seed          uint64
 	verbose       bool
 }
@@ -135,7 +147,8 @@ func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("lanfailover", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n"+
-			"       sudo go run ./bench/lanfailover -loss 20,30 [-loss-for 30s] [-hosts 5] [-keepalived] [-advert-int 1s,100ms]\n\n"+
+			"       sudo go run ./bench/lanfailover -loss 20,30 [-loss-for 30s] [-hosts 5] [-keepalived] [-advert-int 1s,100ms]\n"+
+			"       sudo go run ./bench/lanfailover -vip [-trials 20] [-hosts 3] [-heartbeat 100ms,10ms] [-mode crash,graceful,resign] [-keepalived] [-advert-int 1s,100ms,10ms]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
 			"or stopped. Needs root, iproute2 and nftables (and keepalived for -keepalived).\n\n")
@@ -153,6 +166,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random kill phase")
 	losses := fs.String("loss", "", "comma-separated loss percentages: instead of failover, measure stability under random loss on every host's input (e.g. 20,30)")
 	fs.DurationVar(&o.lossFor, "loss-for", 30*time.Second, "with -loss: how long each row's loss lasts")
+	fs.BoolVar(&o.vip, "vip", false, "instead of failover, measure what a client of the virtual address sees: its outage (lanleader --vip; keepalived's virtual_ipaddress with -keepalived); modes add resign; -advert-int defaults to 1s,100ms,10ms; at least 20 trials")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
@@ -167,10 +181,28 @@ func parseFlags(args []string) (options, error) {
 	if o.heartbeats, err = lists.Durations("-heartbeat", *hbs, 10*time.Millisecond); err != nil {
 		return o, err
 	}
-	if o.adverts, err = lists.Durations("-advert-int", *adverts, 10*time.Millisecond); err != nil {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.vip {
+		if !set["mode"] {
+			*modes = "crash,graceful,resign"
+		}
+		if !set["advert-int"] {
+			*adverts = "1s,100ms,10ms"
+		}
+		if o.trials < 20 {
+			return o, fmt.Errorf("-vip: -trials %d, want at least 20 (for p90 and p99)", o.trials)
+		}
+		if len(*losses) > 0 {
+			return o, errors.New("-vip and -loss: one at a time")
+		}
+		if o.modes, err = vipModes(*modes); err != nil {
+			return o, err
+		}
+	} else if o.modes, err = lists.Modes("-mode", *modes); err != nil {
 		return o, err
 	}
-	if o.modes, err = lists.Modes("-mode", *modes); err != nil {
+	if o.adverts, err = lists.Durations("-advert-int", *adverts, 10*time.Millisecond); err != nil {
 		return o, err
 	}
 	if o.quorums, err = parseQuorums(*quorums, o.hosts); err != nil {
@@ -193,6 +225,19 @@ func parseFlags(args []string) (options, error) {
 		o.algorithms = append(o.algorithms, a)
 	}
 	return o, nil
+}
+
+// vipModes parses -mode's list with -vip: crash, graceful, resign.
+func vipModes(list string) ([]string, error) {
+	var out []string
+	for f := range strings.SplitSeq(list, ",") {
+		m := strings.TrimSpace(f)
+		if m != "crash" && m != "graceful" && m != "resign" {
+			return nil, fmt.Errorf("-mode: %q is not crash, graceful or resign", m)
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // parseLosses parses -loss's list of percentages (empty: no loss rows).
@@ -282,6 +327,9 @@ func run(o options, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "# %d hosts (network namespaces on one bridge), %d trials per row, seed %d\n", o.hosts, o.trials, o.seed)
 	var results []result
 	r.watchSignals()
+	if o.vip {
+		return runVIP(r, o, stdout, stderr, rng)
+	}
 	if len(o.losses) > 0 {
 		rows := runLoss(r, o, stdout, stderr)
 		failed := false
