@@ -330,6 +330,7 @@ func (a *Agent) onAux() {
 		a.log.Info("job penalty over: priority restored")
 		a.applyPriority()
 	}
+	a.staleDue(now)
 	if !l.ready && now >= l.readyBy {
 		a.sendReady("the first election has not settled")
 	}
@@ -364,6 +365,9 @@ func (a *Agent) rearmAux() {
 	}
 	if a.notify.watchdog > 0 {
 		at(l.nextWatchdog)
+	}
+	if l.stalePending {
+		at(l.staleDue)
 	}
 	if next < 0 {
 		l.aux.Stop()

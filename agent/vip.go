@@ -34,8 +34,9 @@ import (
 //     guard removes them at the lease's end if the agent has not (it is
 //     paused), and when the agent dies.
 //   - A leader that hears a stale claim (a COORDINATOR or HEARTBEAT of
-//     another node, which it outlives) announces them again at once: the
-//     stale leader's hosts may have learnt its MAC for them.
+//     another node, which it outlives) announces them again two heartbeats
+//     later if it still leads in the same term: the stale leader's hosts
+//     may have learnt its MAC for them (staleClaim).
 //   - A link of theirs down (VIPTrackLink): the node takes no part in
 //     elections until it is up again; a leader hands over as a resign
 //     does (election.EvStandby, applyStandby).
@@ -141,6 +142,9 @@ type vipLoopState struct {
 	linksDown     []string      // the VIPs' interfaces that are down, sorted
 	standby       bool          // the machine was told EvStandby{On: true}
 	reannouncedAt time.Duration // the last burst for a stale claim
+	stalePending  bool          // a stale claim's burst waits until staleDue
+	staleDue      time.Duration
+	staleTerm     uint64 // the term this node led when it heard the stale claim
 	reannounced   bool
 }
 
@@ -327,19 +331,49 @@ func (a *Agent) isStaleClaim(m *wire.Message) bool {
 }
 
 // staleClaim runs after the step of a stale claim heard while this node
-// held the addresses: if it still holds them, the hosts that heard the
-// stale leader may have learnt its MAC for them: announce again, at once.
+// held the addresses. The hosts that heard the stale leader may have
+// learnt its MAC for them, so this leader announces them again, but only
+// once it is clear that it stays the leader: a stale claimant with a
+// larger key takes over when it hears this leader (a preemption, a healed
+// partition's other side), and an announcement from here meanwhile would
+// draw the traffic away from it and back. So the burst waits
+// vipStaleConfirm, and goes only if this node still leads in the same
+// term (staleDue).
 func (a *Agent) staleClaim(m *wire.Message) {
 	l := &a.loop
-	if !l.vipHeld {
+	if !l.vipHeld || l.stalePending {
 		return
 	}
 	now := a.now()
 	if l.reannounced && now-l.reannouncedAt < vipReannounceEvery {
 		return
 	}
+	l.stalePending, l.staleDue, l.staleTerm = true, now+a.vipStaleConfirm(), a.machine.Status().Term
+	a.log.Info("a stale leader claims: announcing the virtual addresses again if this node still leads", "from", m.From,
+		"type", m.Type.String(), "term", m.Term, "in", a.vipStaleConfirm())
+	a.rearmAux()
+}
+
+// vipStaleConfirm is how long a stale claim's burst waits: two
+// heartbeats, by when a stale claimant that outranks this leader has
+// heard it and claimed.
+func (a *Agent) vipStaleConfirm() time.Duration { return 2 * a.cfg.Heartbeat }
+
+// staleDue sends the burst staleClaim deferred, if this node still holds
+// the addresses as the leader of the same term.
+func (a *Agent) staleDue(now time.Duration) {
+	l := &a.loop
+	if !l.stalePending || now < l.staleDue {
+		return
+	}
+	l.stalePending = false
+	st := a.machine.Status()
+	if !l.vipHeld || st.State != election.StateLeader || st.Term != l.staleTerm {
+		a.log.Info("no announcement for the stale claim: this node no longer leads in its term", "term", l.staleTerm)
+		return
+	}
 	l.reannounced, l.reannouncedAt = true, now
-	a.log.Info("a stale leader claims: announcing the virtual addresses again", "from", m.From, "type", m.Type.String(), "term", m.Term)
+	a.log.Info("announcing the virtual addresses again after a stale claim", "term", st.Term)
 	a.vips.holder.Reannounce()
 }
 

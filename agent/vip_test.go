@@ -293,8 +293,9 @@ func TestVIPResignAndLoss(t *testing.T) {
 	}
 }
 
-// A leader that hears a stale claim announces its addresses again, at
-// once, and at most once a second.
+// A leader that hears a stale claim announces its addresses again two
+// heartbeats later if it still leads in its term, and at most once a
+// second.
 func TestVIPStaleClaimReannounces(t *testing.T) {
 	s := newAgentSet(t)
 	rec := &vipRecord{}
@@ -304,13 +305,25 @@ func TestVIPStaleClaimReannounces(t *testing.T) {
 	waitState(t, a, "leader")
 	term := a.Status().Term
 	stale := wire.Message{Type: wire.TypeHeartbeat, From: 3, Priority: DefaultPriority, Term: term - 1}
+	from := len(rec.all())
 	a.call(func() { a.onPacket(packet{msg: stale, at: a.now()}) })
+	if i := index(rec.all(), from, "node-5", "reannounce"); i >= 0 {
+		t.Fatalf("calls %v: a reannounce at once, before this node knows it stays the leader", rec)
+	}
+	waitFor(t, "the reannounce two heartbeats after the stale claim", electBound, func() (bool, string) {
+		return index(rec.all(), from, "node-5", "reannounce") >= 0, rec.String()
+	})
 	calls := rec.all()
 	if c := calls[len(calls)-1]; c.op != "reannounce" || c.state != election.StateLeader {
 		t.Fatalf("calls %v: want a reannounce as leader after a stale heartbeat", rec)
 	}
 	// At most once a second.
 	a.call(func() { a.onPacket(packet{msg: stale, at: a.now()}) })
+	waitFor(t, "nothing pending", electBound, func() (bool, string) {
+		var pending bool
+		a.call(func() { pending = a.loop.stalePending })
+		return !pending, "a stale claim's burst pending"
+	})
 	if n := len(rec.all()); n != len(calls) {
 		t.Errorf("calls %v: a second stale claim at once announced again", rec)
 	}
@@ -318,6 +331,33 @@ func TestVIPStaleClaimReannounces(t *testing.T) {
 		t.Fatalf("a stale claim deposed the leader: %v", a.Status().State)
 	}
 	// (A claim that wins is no reason to announce: TestVIPResignAndLoss.)
+}
+
+// A stale claim heard by a leader that then stops leading (the claimant
+// outranked it after all, or it resigned) brings no announcement.
+func TestVIPStaleClaimThenLoss(t *testing.T) {
+	s := newAgentSet(t)
+	rec := &vipRecord{}
+	f := &fakeVIPs{rec: rec}
+	a := startVIPAgent(t, s, 0, vipConfig("node-5", 5, false), f)
+	waitState(t, a, "leader")
+	stale := wire.Message{Type: wire.TypeHeartbeat, From: 3, Priority: DefaultPriority, Term: a.Status().Term - 1}
+	from := len(rec.all())
+	a.call(func() {
+		a.onPacket(packet{msg: stale, at: a.now()})
+		a.beginResign("a test")
+	})
+	waitFor(t, "the stale claim's wait ends", electBound, func() (bool, string) {
+		var pending bool
+		a.call(func() { pending = a.loop.stalePending })
+		return !pending, "a stale claim's burst pending"
+	})
+	if i := index(rec.all(), from, "node-5", "reannounce"); i >= 0 {
+		t.Fatalf("calls %v: a resigned leader announced its addresses for a stale claim", rec)
+	}
+	if i := index(rec.all(), from, "node-5", "release"); i < 0 {
+		t.Fatalf("calls %v: the resign released nothing", rec)
+	}
 }
 
 // A link of the addresses down takes the node out of the elections: the

@@ -159,3 +159,26 @@ func FuzzParseARP(f *testing.F) {
 		}
 	})
 }
+
+// A round due longer ago than lateLimit (the process was stopped) is not
+// sent, and the burst goes on from now; a round a little late is sent.
+func TestDueSkipsLateRounds(t *testing.T) {
+	m := &Manager{cfg: Config{Announce: Announce{Repeat: 3, Interval: 100 * time.Millisecond}}}
+	t0 := time.Unix(1000, 0)
+	m.sched = []*burst{{gen: 1, next: t0, left: 3}, {gen: 2, next: t0.Add(time.Second), left: 1}}
+	if got := m.due(t0.Add(10 * time.Millisecond)); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("due 10ms late: %v, want [1]", got)
+	}
+	// Frozen: the second round of burst 1 (due at +110ms) and burst 2
+	// (due at +1s) come 5s late.
+	if got := m.due(t0.Add(5 * time.Second)); len(got) != 0 {
+		t.Fatalf("due 5s late: %v, want none", got)
+	}
+	if m.skipped != 2 {
+		t.Fatalf("skipped %d, want 2", m.skipped)
+	}
+	// Burst 1's last round is due an interval after the skipped one.
+	if len(m.sched) != 1 || m.sched[0].gen != 1 || m.sched[0].left != 1 || !m.sched[0].next.Equal(t0.Add(5*time.Second+100*time.Millisecond)) {
+		t.Fatalf("schedule after the skip: %+v", m.sched)
+	}
+}

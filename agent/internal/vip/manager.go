@@ -58,6 +58,7 @@ type Manager struct {
 	smu   sync.Mutex // guards sched; never held while taking mu
 	sched []*burst
 
+	skipped   int           // rounds skipped for being late (under smu)
 	wake      chan struct{} // cap 1: sched changed
 	quit      chan struct{}
 	done      chan struct{}
@@ -351,8 +352,17 @@ func (m *Manager) run() {
 	}
 }
 
+// lateLimit: a round due longer ago than this is not sent. So late a
+// round means the process was stopped (SIGSTOP, a frozen VM) or starved,
+// and what it knew of who leads is old: another host may hold the
+// addresses by now, and a stale announcement would draw the traffic back
+// here. The agent announces again (Acquire, Reannounce) once it knows it
+// still leads. A scheduler's delays are milliseconds.
+const lateLimit = 200 * time.Millisecond
+
 // due advances the bursts due at now and returns their generations, one
-// per round to send.
+// per round to send; a round later than lateLimit is skipped (counted in
+// skipped).
 func (m *Manager) due(now time.Time) []uint64 {
 	m.smu.Lock()
 	defer m.smu.Unlock()
@@ -363,7 +373,11 @@ func (m *Manager) due(now time.Time) []uint64 {
 			keep = append(keep, b)
 			continue
 		}
-		gens = append(gens, b.gen)
+		if now.Sub(b.next) <= lateLimit {
+			gens = append(gens, b.gen)
+		} else {
+			m.skipped++
+		}
 		b.left--
 		switch {
 		case b.left > 0:
