@@ -257,6 +257,31 @@ type statusRow struct {
 func printStatus(w io.Writer, st agent.Status) {
 	var head bytes.Buffer
 	tw := tabwriter.NewWriter(&head, 0, 0, 2, ' ', 0)
+	printHead(tw, st)
+	tw.Flush()
+
+	var table bytes.Buffer
+	tw = tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tNODE_ID\tPRIORITY\tADDR\tSTATUS\tLEADER")
+	for _, r := range memberRows(st) {
+		mark := ""
+		if st.LeaderID != 0 && r.nodeID == st.LeaderID {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", cell(r.name), r.nodeID, r.priority, cell(r.addr), cell(r.status), mark)
+	}
+	tw.Flush()
+
+	var out bytes.Buffer
+	out.Write(trimLines(head.Bytes()))
+	out.WriteByte('\n')
+	out.Write(trimLines(table.Bytes()))
+	w.Write(out.Bytes())
+}
+
+// printHead writes the header's lines: this node, its state, the leader,
+// the cluster, and what applies: quorum, addresses, links, conflict.
+func printHead(tw io.Writer, st agent.Status) {
 	fmt.Fprintf(tw, "node\t%s (node_id %d, priority %d)\n", cell(st.Name), st.NodeID, st.Priority)
 	fmt.Fprintf(tw, "state\t%s, term %d\n", cell(st.State), st.Term)
 	fmt.Fprintf(tw, "leader\t%s\n", leaderText(st))
@@ -284,26 +309,31 @@ func printStatus(w io.Writer, st agent.Status) {
 		fmt.Fprintf(tw, "vip\t%s dev %s, %s\n", cell(v.Address), cell(v.Dev), where)
 	}
 	if len(st.LinksDown) > 0 {
-		names := make([]string, len(st.LinksDown))
-		for i, n := range st.LinksDown {
-			names[i] = cell(n)
-		}
-		fmt.Fprintf(tw, "links down\t%s: this node takes no part in elections until they are up\n", strings.Join(names, ", "))
+		fmt.Fprintf(tw, "links down\t%s: this node takes no part in elections until they are up\n", cells(st.LinksDown))
 	}
 	if st.State == "conflict" {
 		who := "another member"
 		if len(st.Conflict) > 0 {
-			names := make([]string, len(st.Conflict))
-			for i, n := range st.Conflict {
-				names[i] = cell(n)
-			}
-			who = strings.Join(names, ", ")
+			who = cells(st.Conflict)
 		}
 		fmt.Fprintf(tw, "conflict\t%s: the same node_id %d (or name) as this node, which does not lead until every node_id and name is unique\n",
 			who, st.NodeID)
 	}
-	tw.Flush()
+}
 
+// cells is names, each made safe for the terminal, comma-separated.
+func cells(names []string) string {
+	c := make([]string, len(names))
+	for i, n := range names {
+		c[i] = cell(n)
+	}
+	return strings.Join(c, ", ")
+}
+
+// memberRows are this node and its members, by election key (priority,
+// node_id), largest first; the same key (a conflict) by name, this node
+// first.
+func memberRows(st agent.Status) []statusRow {
 	rows := make([]statusRow, 0, len(st.Members)+1)
 	rows = append(rows, statusRow{
 		name: st.Name, nodeID: st.NodeID, priority: st.Priority,
@@ -321,8 +351,6 @@ func printStatus(w io.Writer, st agent.Status) {
 			name: m.Name, nodeID: m.NodeID, priority: m.Priority, addr: m.Addr, status: s,
 		})
 	}
-	// Election key (priority, node_id), largest first; the same key (a
-	// conflict) by name, this node first.
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		if a.priority != b.priority {
@@ -336,24 +364,7 @@ func printStatus(w io.Writer, st agent.Status) {
 		}
 		return a.name < b.name
 	})
-
-	var table bytes.Buffer
-	tw = tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tNODE_ID\tPRIORITY\tADDR\tSTATUS\tLEADER")
-	for _, r := range rows {
-		mark := ""
-		if st.LeaderID != 0 && r.nodeID == st.LeaderID {
-			mark = "*"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", cell(r.name), r.nodeID, r.priority, cell(r.addr), cell(r.status), mark)
-	}
-	tw.Flush()
-
-	var out bytes.Buffer
-	out.Write(trimLines(head.Bytes()))
-	out.WriteByte('\n')
-	out.Write(trimLines(table.Bytes()))
-	w.Write(out.Bytes())
+	return rows
 }
 
 // leaderText is the value of the header's leader line.
