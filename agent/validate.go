@@ -73,6 +73,21 @@ func (p *problems) setting(name, format string, args ...any) {
 	*p = append(*p, &SettingError{Setting: name, Err: fmt.Errorf(format, args...)})
 }
 
+// namedDuration is a duration setting's value.
+type namedDuration struct {
+	setting string
+	d       time.Duration
+}
+
+// notNegative refuses each negative duration.
+func (p *problems) notNegative(ds ...namedDuration) {
+	for _, d := range ds {
+		if d.d < 0 {
+			p.setting(d.setting, "%v must not be negative", d.d)
+		}
+	}
+}
+
 // relation records a fault of how settings relate, or of one that names
 // itself otherwise.
 func (p *problems) relation(format string, args ...any) {
@@ -230,14 +245,8 @@ func (c *Config) checkProcesses(p *problems) {
 	if len(c.Job) > 0 && c.Job[0] == "" {
 		p.setting("job", "empty command name")
 	}
-	for _, d := range []struct {
-		setting string
-		d       time.Duration
-	}{{"job-grace", c.JobGrace}, {"job-failure-window", c.JobFailureWindow}, {"hook-timeout", c.HookTimeout}} {
-		if d.d < 0 {
-			p.setting(d.setting, "%v must not be negative", d.d)
-		}
-	}
+	p.notNegative(namedDuration{"job-grace", c.JobGrace}, namedDuration{"job-failure-window", c.JobFailureWindow},
+		namedDuration{"hook-timeout", c.HookTimeout})
 	for _, ch := range c.Checks {
 		if strings.TrimSpace(ch) == "" {
 			p.setting("check", "empty command")
@@ -303,14 +312,8 @@ func (c *Config) checkVIPs(p *problems) {
 			}
 		}
 	}
-	for _, d := range []struct {
-		setting string
-		d       time.Duration
-	}{{"vip-announce-interval", c.VIPAnnounceInterval}, {"vip-announce-delay", c.VIPAnnounceDelay}, {"vip-announce-refresh", c.VIPAnnounceRefresh}} {
-		if d.d < 0 {
-			p.setting(d.setting, "%v must not be negative", d.d)
-		}
-	}
+	p.notNegative(namedDuration{"vip-announce-interval", c.VIPAnnounceInterval}, namedDuration{"vip-announce-delay", c.VIPAnnounceDelay},
+		namedDuration{"vip-announce-refresh", c.VIPAnnounceRefresh})
 }
 
 // validIfName: a Linux interface name (IFNAMSIZ 16, a NUL included; no

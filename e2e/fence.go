@@ -330,27 +330,36 @@ type stampFile struct {
 
 // read reads the lines added since the last call. f.mu is held.
 func (f *stampFile) read() {
-	fh, err := os.Open(f.path)
-	if err != nil {
-		return
-	}
-	defer fh.Close()
-	if _, err := fh.Seek(f.off, io.SeekStart); err != nil {
-		return
-	}
-	r := bufio.NewReader(fh)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return // a partial line is read next time
-		}
-		f.off += int64(len(line))
+	readNewLines(f.path, &f.off, func(line string) {
 		if s, ok := parseStamp(line); ok {
 			f.stamps = append(f.stamps, s)
 			f.runs.add(s)
 		} else {
 			f.bad = append(f.bad, line)
 		}
+	})
+}
+
+// readNewLines calls each for every whole line of the file at path from
+// *off on, and moves *off past them; a partial line is left for the next
+// call, and a file that cannot be read yet has none.
+func readNewLines(path string, off *int64, each func(line string)) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer fh.Close()
+	if _, err := fh.Seek(*off, io.SeekStart); err != nil {
+		return
+	}
+	r := bufio.NewReaderSize(fh, 1<<16)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		*off += int64(len(line))
+		each(line)
 	}
 }
 

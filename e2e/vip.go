@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -196,21 +195,7 @@ func (c *VIPClient) Stop() (ClientSummary, []Answer, error) {
 
 // read reads the lines added since the last call. c.mu is held.
 func (c *VIPClient) read() {
-	f, err := os.Open(c.Path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if _, err := f.Seek(c.off, io.SeekStart); err != nil {
-		return
-	}
-	r := bufio.NewReaderSize(f, 1<<16)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return // a partial line is read next time
-		}
-		c.off += int64(len(line))
+	readNewLines(c.Path, &c.off, func(line string) {
 		a, s, ok := parseClientLine(line)
 		switch {
 		case !ok:
@@ -220,7 +205,7 @@ func (c *VIPClient) read() {
 		default:
 			c.answers = append(c.answers, a)
 		}
-	}
+	})
 }
 
 // ReadClientRecord reads a whole record file: its answers and, when the
