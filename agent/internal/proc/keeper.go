@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -47,9 +48,13 @@ func StartKeeper(addrs []vip.Addr) (*Keeper, error) {
 	cmd := exec.Command(self)
 	cmd.Args[0] = "lanleader-vip-keeper"
 	cmd.Env = Environ(keeperEnv+"=1", addrsEnv(addrs))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: guardDeathSignal}
 	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +62,31 @@ func StartKeeper(addrs []vip.Addr) (*Keeper, error) {
 		return nil, fmt.Errorf("proc: the address keeper: %w", err)
 	}
 	k := &Keeper{cmd: cmd, stdin: stdin, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(k.done) }()
+	// StartKeeper returns once the keeper has its handler of the death
+	// signal: before, that signal would end it (the kernel's default)
+	// without a removal.
+	ready := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err == nil && line != keeperReady {
+			err = fmt.Errorf("it said %q", line)
+		}
+		ready <- err
+		io.Copy(io.Discard, stdout)
+		cmd.Wait() // after the last read of its output
+		close(k.done)
+	}()
+	t := time.NewTimer(keeperStartWait)
+	defer t.Stop()
+	select {
+	case err = <-ready:
+	case <-t.C:
+		err = fmt.Errorf("not ready within %v", keeperStartWait)
+	}
+	if err != nil {
+		k.Stop()
+		return nil, fmt.Errorf("proc: the address keeper: %w", err)
+	}
 	return k, nil
 }
 
@@ -80,6 +109,12 @@ func (k *Keeper) Stop() {
 // Pid is the keeper's process id.
 func (k *Keeper) Pid() int { return k.cmd.Process.Pid }
 
+// keeperReady is what the keeper writes to its standard output once it
+// handles the death signal; keeperStartWait bounds the wait for it.
+const keeperReady = "ready\n"
+
+const keeperStartWait = 10 * time.Second
+
 // keeperStop is what an agent that ends the keeper writes to its standard
 // input before it closes it. An input that ends without it is the agent's
 // death: its end of the pipe closes with it, as its death signal comes.
@@ -100,10 +135,7 @@ func keeperMain() int {
 	// unit or terminal; the agent decides, so they are ignored.
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	signal.Notify(sigs, guardDeathSignal)
-	if os.Getppid() == 1 {
-		// The agent died before the death signal was armed.
-		sigs <- guardDeathSignal
-	}
+	os.Stdout.WriteString(keeperReady)
 	stopped := make(chan bool, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(os.Stdin, 64))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lanleader/lanleader/agent/internal/vip"
 	"github.com/lanleader/lanleader/internal/waitfor"
+	"github.com/prometheus/procfs"
 )
 
 // asKeptAgentEnv makes the test binary play an agent with virtual
@@ -125,7 +126,7 @@ func TestKeeperRemovesAtTheAgentsDeath(t *testing.T) {
 		return !hasAddr(t, ns), "198.18.7.100/24 still on kd0"
 	})
 	waitfor.Until(t, "the keeper ends", 5*time.Second, 10*time.Millisecond, func() (bool, string) {
-		return syscall.Kill(keeper, 0) != nil, fmt.Sprintf("pid %d alive", keeper)
+		return ended(keeper), fmt.Sprintf("pid %d alive", keeper)
 	})
 }
 
@@ -150,7 +151,7 @@ func TestKeeperStopLeavesTheAddresses(t *testing.T) {
 	exec.Command("ip", "-n", ns, "addr", "add", "198.18.7.100/24", "dev", "kd0").Run()
 	_, keeper2 := startKeptAgent(t, ns, "stop")
 	waitfor.Until(t, "the stopped keeper ends", 5*time.Second, 10*time.Millisecond, func() (bool, string) {
-		return syscall.Kill(keeper2, 0) != nil, fmt.Sprintf("pid %d alive", keeper2)
+		return ended(keeper2), fmt.Sprintf("pid %d alive", keeper2)
 	})
 	// The keeper has exited: a removal of its, if any, is done.
 	if !hasAddr(t, ns) {
@@ -171,4 +172,15 @@ func ignores(pid int, sig syscall.Signal) bool {
 		}
 	}
 	return false
+}
+
+// ended says whether process pid has exited: gone, or a zombie that its
+// new parent (init, for an orphan) has not reaped yet.
+func ended(pid int) bool {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return true
+	}
+	st, err := p.Stat()
+	return err != nil || st.State == "Z" || st.State == "X"
 }
