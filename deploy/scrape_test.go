@@ -1,6 +1,8 @@
 package deploy
 
 import (
+	"github.com/lanleader/lanleader/internal/syncbuf"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,23 +22,11 @@ import (
 
 // logBuffer collects a process's output; safe for the copying goroutine
 // of os/exec and the test at once.
-type logBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b = append(l.b, p...)
-	return len(p), nil
-}
+type logBuffer struct{ syncbuf.Buffer }
 
 // tail returns the last n lines.
 func (l *logBuffer) tail(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(string(l.b), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(l.String(), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"bytes"
+	"github.com/lanleader/lanleader/internal/syncbuf"
+
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,24 +26,6 @@ trap 'echo "stop $$" >> "$f"; exit 0' TERM
 echo "worker up"
 while :; do sleep 0.05; done
 `
-
-// syncBuffer is a bytes.Buffer safe for one writer and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // alive says whether pid runs (a zombie does not).
 func alive(pid int) bool {
@@ -72,7 +54,7 @@ func TestRunJobNoOrphan(t *testing.T) {
 			cmd, _ := lanleader(t, "run", "--name", "solo", "--node-id", "9", "--bind", "127.0.0.1:0",
 				"--transport", "unicast", "--http", "127.0.0.1:0", "--job-grace", "3s", "--", script, stamps)
 			// Read while the process writes: a buffer behind a lock.
-			out := &syncBuffer{}
+			out := &syncbuf.Buffer{}
 			cmd.Stdout, cmd.Stderr = out, out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -3,6 +3,8 @@
 package vip
 
 import (
+	"github.com/lanleader/lanleader/internal/syncbuf"
+
 	"bytes"
 	"fmt"
 	"log/slog"
@@ -537,7 +539,7 @@ func TestAnnounceRetries(t *testing.T) {
 	tap := tapNA(t, l.nsB, l.devB)
 	ll := l.llA.String() + "/64"
 	iproute(t, "-n", l.a, "addr", "del", ll, "dev", l.devA)
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	var sent counter
 	an := Announce{Repeat: 1, Delay: 300 * time.Millisecond}
 	m := l.newManager(t, Config{Addrs: []Addr{vip}, Announce: an, Sent: sent.sent,
@@ -563,22 +565,4 @@ func TestAnnounceRetries(t *testing.T) {
 	if n := sent.get(vip); n != 1 {
 		t.Errorf("Sent called %d times, want 1", n)
 	}
-}
-
-// syncBuffer is a bytes.Buffer for a logger and a test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
