@@ -1,8 +1,6 @@
 package deploy
 
 import (
-	"github.com/lanleader/lanleader/internal/syncbuf"
-
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/internal/syncbuf"
 )
 
 // logBuffer collects a process's output; safe for the copying goroutine

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/lanleader/lanleader/internal/syncbuf"
-
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/internal/syncbuf"
 )
 
 // jobScript records its start (with its pid and that of a child it

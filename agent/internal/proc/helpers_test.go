@@ -1,8 +1,6 @@
 package proc
 
 import (
-	"github.com/lanleader/lanleader/internal/syncbuf"
-
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/lanleader/lanleader/internal/syncbuf"
 )
 
 // TestMain enters the guard first, as main does: the supervisors of

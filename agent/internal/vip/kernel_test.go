@@ -3,8 +3,6 @@
 package vip
 
 import (
-	"github.com/lanleader/lanleader/internal/syncbuf"
-
 	"bytes"
 	"fmt"
 	"log/slog"
@@ -17,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/internal/syncbuf"
 )
 
 // holds polls cond for d and fails t as soon as it does not hold.
