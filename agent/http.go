@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// newHTTPServer serves /status, /healthz and /metrics. Everything is
+// newHTTPServer serves /status, /healthz, /leader and /metrics. Everything is
 // read-only and reads the loop's latest snapshot, never the machine.
 // Request sizes and slow clients are bounded.
 func (a *Agent) newHTTPServer() *http.Server {
@@ -38,6 +38,8 @@ func (a *Agent) newHTTPServer() *http.Server {
 		}
 		fmt.Fprintf(w, "ok %s term %d leader %d\n", s.State, s.Term, s.LeaderID)
 	})
+	// GET /leader: the leader gate of load balancers (leadergate.go).
+	mux.HandleFunc("GET /leader", a.serveLeader)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
 		Registry:            a.reg,
 		ErrorLog:            log.New(&slogWriter{l: a.log.With("component", "http")}, "", 0),
@@ -79,7 +81,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 		json.NewEncoder(w).Encode(ans)
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "lanleader: /status (JSON), /healthz, /metrics; POST /resign (from this host)\n")
+		fmt.Fprint(w, "lanleader: /status (JSON), /healthz, /leader, /metrics; POST /resign (from this host)\n")
 	})
 	return &http.Server{
 		Handler:           http.MaxBytesHandler(mux, 4<<10),

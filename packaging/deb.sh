@@ -43,7 +43,7 @@ roff() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
 	printf '.SH SYNOPSIS\n.nf\n'
 	"$STAGE/lanleader" help | roff
 	printf '.fi\n'
-	for cmd in run status resign; do
+	for cmd in run check-config status resign exec-if-leader; do
 		printf '.SH "LANLEADER %s"\n.nf\n' "$(echo "$cmd" | tr a-z A-Z)"
 		"$STAGE/lanleader" "$cmd" -h | roff
 		printf '.fi\n'

@@ -17,8 +17,12 @@ const usage = `usage: lanleader <command> [flags]
 
 Commands:
   run       run the agent on this host (see 'lanleader run -h')
+  check-config
+            validate the flags and --config file as run does, start nothing
   status    show the local agent's view: members, keys, who leads
   resign    make the local agent, if it leads, hand the leadership over
+  exec-if-leader
+            run a command (exec) only if the local agent leads
   demo      a local cluster of real agents on loopback that fails over
             every few seconds, with measured failover times
   sim       simulate a cluster: a scripted story, or a random fault
@@ -51,6 +55,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runStatus(args[1:], stdout, stderr)
 	case "resign":
 		return runResign(args[1:], stdout, stderr)
+	case "exec-if-leader":
+		return runExecIfLeader(args[1:], stdout, stderr)
+	case "check-config":
+		return runCheckConfig(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "sim":

@@ -24,7 +24,7 @@ const stopTimeout = 5 * time.Second
 // Exit status 0 after a clean stop, 2 for bad flags or config (nothing has
 // started), 1 when the agent fails while running.
 func runRun(args []string, stdout, stderr io.Writer) int {
-	cfg, job, err := parseRunConfig(args, stdout, stderr)
+	cfg, err := loadRunConfig(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -32,15 +32,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lanleader run: %v\n", err)
 		return 2
 	}
-	if len(job) > 0 {
-		// Refused now rather than at the first leadership: a job that
-		// cannot start would make every node fail it in turn.
-		if _, err := exec.LookPath(job[0]); err != nil {
-			fmt.Fprintf(stderr, "lanleader run: job: %s\n", lookPathMessage(job[0], err))
-			return 2
-		}
-	}
-	cfg.Version = version
+	job := cfg.Job
 	a, err := agent.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "lanleader run: %s\n", oneLineErr(err))

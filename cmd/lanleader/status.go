@@ -21,7 +21,7 @@ import (
 
 // statusUsage is the help of `lanleader status`, printed by -h/--help.
 // TestStatusUsageExample keeps its example output true to printStatus.
-const statusUsage = `usage: lanleader status [--http ADDR] [--json] [--timeout D]
+const statusUsage = `usage: lanleader status [--http ADDR] [--json | --is-leader] [--timeout D]
 
 Asks the lanleader agent running on this host (or at --http) for its view of
 the cluster, by GET http://ADDR/status, and prints it: who this node is, its
@@ -43,6 +43,10 @@ Flags:
   --json
         print the /status document as the agent sent it (fields this
         version does not know included), indented by 2 spaces
+  --is-leader
+        ask GET /leader instead, print one line, and exit 0 when this
+        node leads, 1 when it does not, 3 when the agent cannot be
+        reached (for scripts; cron lines: lanleader exec-if-leader)
   --timeout D
         give up when the whole request takes longer than D, a Go
         duration such as 500ms or 5s (default 2s)
@@ -55,6 +59,8 @@ Exit status:
      may be wrong), timed out, answered other than 200 OK, or sent a
      document that is not a /status document
   2  bad flags or arguments
+  With --is-leader: 0 leader, 1 not the leader, 2 bad flags, 3 the
+  agent could not be reached or sent no /leader document.
 
 Example:
   $ lanleader status
@@ -127,11 +133,15 @@ func (f *agentFlags) parse(args []string, usage string, stdout, stderr io.Writer
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	fs := newAgentFlags("status", statusDefaultTimeout)
 	asJSON := fs.Bool("json", false, "")
+	isLeader := fs.Bool("is-leader", false, "")
 	statusURL, code, done := fs.parse(args, statusUsage, stdout, stderr)
 	if done {
 		return code
 	}
 	timeout := fs.timeout
+	if *isLeader {
+		return runIsLeader(statusURL, *timeout, stdout, stderr)
+	}
 
 	raw, st, err := fetchStatus(statusURL, *timeout)
 	if err != nil {

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/lanleader/lanleader/agent"
+)
+
+// loadRunConfig is what `lanleader run` and `lanleader check-config`
+// check before anything starts: the flags, the --config file and the
+// job's program. It returns flag.ErrHelp after -h (the manual printed).
+func loadRunConfig(args []string, stdout, stderr io.Writer) (agent.Config, error) {
+	cfg, job, err := parseRunConfig(args, stdout, stderr)
+	if err != nil {
+		return cfg, err
+	}
+	if len(job) > 0 {
+		// Refused now rather than at the first leadership: a job that
+		// cannot start would make every node fail it in turn.
+		if _, err := exec.LookPath(job[0]); err != nil {
+			return cfg, fmt.Errorf("job: %s", lookPathMessage(job[0], err))
+		}
+	}
+	cfg.Version = version
+	return cfg, nil
+}
+
+// runCheckConfig is `lanleader check-config [--config FILE] [flags] [--
+// JOB]`: run's checks, and nothing started (keepalived's -t). Exit 0 with
+// one line that sums the config up, 2 with the errors.
+func runCheckConfig(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		fmt.Fprint(stdout, checkConfigUsage)
+		return 0
+	}
+	cfg, err := loadRunConfig(args, io.Discard, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, checkConfigUsage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lanleader check-config: %s\n", oneLineErr(err))
+		return 2
+	}
+	if _, err := agent.New(cfg); err != nil {
+		fmt.Fprintf(stderr, "lanleader check-config: %s\n", oneLineErr(err))
+		return 2
+	}
+	job := "no job"
+	if len(cfg.Job) > 0 {
+		job = "job " + strings.Join(cfg.Job, " ")
+	}
+	fmt.Fprintf(stdout, "config OK: node %s (node_id %d), priority %d, cluster %s, bind %s, algorithm %s, %s\n",
+		cfg.Name, cfg.NodeID, cfg.Priority, cfg.Cluster, cfg.Bind, cfg.Algorithm, job)
+	return 0
+}
+
+const checkConfigUsage = `usage: lanleader check-config [--config FILE] [flags] [-- JOB...]
+
+Checks the flags and the --config file exactly as 'lanleader run' does
+(every flag of run is accepted), and starts nothing: no socket is opened,
+no job or hook runs (keepalived's -t). Run it before a reload
+(systemctl reload lanleader) or a restart.
+
+Exit status:
+  0  the configuration is valid: one line on stdout sums it up
+  2  it is not: the errors on stderr, naming the flag or the file's line
+`

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestCheckConfig: a valid config is summed up with exit 0; a bad one
+// exits 2 naming the problem; nothing starts either way (the bind address
+// is taken by nobody: 198.18.0.1 is not on this host).
+func TestCheckConfig(t *testing.T) {
+	good := writeConfig(t, "name: a\nnode_id: 7\npriority: 150\nbind: 198.18.0.1:7946\n")
+	bad := writeConfig(t, "name: a\nprioirty: 5\n")
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		code      int
+		out, errs string
+	}{
+		{"good file", []string{"--config", good}, 0,
+			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind 198.18.0.1:7946, algorithm bully, no job\n", ""},
+		{"flag over file", []string{"--config", good, "--priority", "9", "--", "true"}, 0,
+			"config OK: node a (node_id 7), priority 9, cluster lanleader, bind 198.18.0.1:7946, algorithm bully, job true\n", ""},
+		{"bad key", []string{"--config", bad}, 2, "", `line 2: unknown key "prioirty"`},
+		{"bad value", []string{"--config", good, "--priority", "0"}, 2, "", "--priority"},
+		{"missing file", []string{"--config", "/nonexistent/lanleader.yaml"}, 2, "", "/nonexistent/lanleader.yaml"},
+		{"job not found", []string{"--config", good, "--", "no-such-program-here"}, 2, "", "not found in PATH"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(append([]string{"check-config"}, tc.args...), &out, &errb)
+			if code != tc.code || out.String() != tc.out || !strings.Contains(errb.String(), tc.errs) || (tc.errs == "") != (errb.Len() == 0) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out.String(), errb.String(), tc.code, tc.out, tc.errs)
+			}
+		})
+	}
+	var out bytes.Buffer
+	if code := run([]string{"check-config", "-h"}, &out, &out); code != 0 || !strings.Contains(out.String(), "usage: lanleader check-config") {
+		t.Errorf("-h: exit %d: %s", code, out.String())
+	}
+}
