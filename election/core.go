@@ -237,6 +237,8 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 		c.onConflict(ev.On)
 	case EvStandby:
 		c.onStandby(ev.On)
+	case EvSetPreempt:
+		c.onSetPreempt(ev.On)
 	}
 	return c.acts
 }

@@ -62,6 +62,18 @@ func (c *core) onSetPriority(p uint16) {
 	c.maybePreempt()
 }
 
+// onSetPreempt turns preemption on or off (a reload of the config): a
+// node larger than its leader takes over at once when it is turned on.
+func (c *core) onSetPreempt(on bool) {
+	if on == c.cfg.Preempt {
+		return
+	}
+	c.cfg.Preempt = on
+	if on && c.state != StateLeader {
+		c.maybePreempt()
+	}
+}
+
 // onConflict: while another live node has our node_id, neither may lead.
 func (c *core) onConflict(on bool) {
 	if on == c.conflict {

@@ -86,9 +86,10 @@ const (
 	EvSetPriority                    // this node's own priority changed: Event.Priority
 	EvConflict                       // a duplicate node_id was seen (Event.On) or cleared
 	EvStandby                        // the driver takes this node out of the elections (Event.On) or lets it back in
+	EvSetPreempt                     // this node's preemption is turned on (Event.On) or off: a reload
 )
 
-var eventNames = [...]string{"start", "message", "timer", "member-up", "member-down", "suspect-leader", "resign", "set-priority", "conflict", "standby"}
+var eventNames = [...]string{"start", "message", "timer", "member-up", "member-down", "suspect-leader", "resign", "set-priority", "conflict", "standby", "set-preempt"}
 
 func (e EventKind) String() string { return enumName(eventNames[:], e, "event") }
 
@@ -99,7 +100,7 @@ type Event struct {
 	Timer    TimerKind    // EvTimer
 	Member   Key          // EvMemberUp, EvMemberDown (ID only)
 	Priority uint16       // EvSetPriority
-	On       bool         // EvConflict, EvStandby
+	On       bool         // EvConflict, EvStandby, EvSetPreempt
 }
 
 // ActionKind says what the driver must do.
