@@ -87,7 +87,7 @@ func (s *Supervisor) observe(r *runState, now time.Time) Want {
 	if r.quitting {
 		w.Run = false
 	}
-	r.failures = slices.DeleteFunc(r.failures, func(t time.Time) bool { return now.Sub(t) > s.cfg.FailureWindow })
+	r.failures = slices.DeleteFunc(r.failures, func(t time.Time) bool { return now.Sub(t) > s.limits().FailureWindow })
 	if r.failedSet && (w.Gen != r.failedGen || !w.Run) {
 		r.failedSet = false
 	}
@@ -105,8 +105,8 @@ func (s *Supervisor) act(r *runState, w Want, now time.Time) next {
 		}
 		return nextAgain
 	case r.cur != nil && (!w.Run || w.Gen != r.cur.gen) && !r.stopping:
-		r.stopping, r.killAt = true, now.Add(s.cfg.Grace)
-		s.log.Info("stopping the job", "pid", r.cur.cmd.Process.Pid, "grace", s.cfg.Grace)
+		r.stopping, r.killAt = true, now.Add(s.limits().Grace)
+		s.log.Info("stopping the job", "pid", r.cur.cmd.Process.Pid, "grace", s.limits().Grace)
 		syscall.Kill(-r.cur.pgid, syscall.SIGTERM)
 		s.publish(r, "stopping")
 	}
@@ -164,7 +164,7 @@ func (s *Supervisor) settle(r *runState, w Want) (at time.Time) {
 // onTimer kills a group that outlived its grace period.
 func (s *Supervisor) onTimer(r *runState) {
 	if r.cur != nil && r.stopping && !time.Now().Before(r.killAt) {
-		s.log.Warn("the job did not stop within its grace period: SIGKILL", "pid", r.cur.cmd.Process.Pid, "grace", s.cfg.Grace)
+		s.log.Warn("the job did not stop within its grace period: SIGKILL", "pid", r.cur.cmd.Process.Pid, "grace", s.limits().Grace)
 		syscall.Kill(-r.cur.pgid, syscall.SIGKILL)
 		r.killAt = time.Now().Add(time.Hour)
 	}
@@ -220,10 +220,10 @@ func (s *Supervisor) failed(r *runState, pid int, ran time.Duration) {
 	delay := backoff(len(r.failures))
 	r.restartAt = now.Add(delay)
 	s.log.Warn("job exited on its own", "pid", pid, "status", r.lastExit, "ran", ran,
-		"failures", len(r.failures), "window", s.cfg.FailureWindow, "restart_in", delay)
+		"failures", len(r.failures), "window", s.limits().FailureWindow, "restart_in", delay)
 	if s.tooMany(r.failures) {
 		r.failedSet, r.failedGen = true, s.wanted().Gen
-		s.log.Error("the job keeps failing: handing over", "failures", len(r.failures), "window", s.cfg.FailureWindow)
+		s.log.Error("the job keeps failing: handing over", "failures", len(r.failures), "window", s.limits().FailureWindow)
 	}
 }
 
@@ -247,7 +247,7 @@ func (s *Supervisor) report(ev Event) {
 }
 
 func (s *Supervisor) tooMany(failures []time.Time) bool {
-	return s.cfg.MaxFailures > 0 && len(failures) >= s.cfg.MaxFailures
+	return s.limits().MaxFailures > 0 && len(failures) >= s.limits().MaxFailures
 }
 
 // backoff is the delay before the restart that follows the given number

@@ -69,7 +69,7 @@ func (s *Supervisor) start(w Want) (*jobProc, error) {
 func (s *Supervisor) guardCommand(self string, w Want) *exec.Cmd {
 	cmd := exec.Command(self, s.cfg.Argv...)
 	cmd.Args[0] = "lanleader-job-guard"
-	cmd.Env = Environ(guardEnv+"=1", guardGraceEnv+"="+s.cfg.Grace.String(),
+	cmd.Env = Environ(guardEnv+"=1", guardGraceEnv+"="+s.limits().Grace.String(),
 		"LANLEADER_TERM="+strconv.FormatUint(w.Term, 10),
 		"LANLEADER_NODE_ID="+strconv.FormatUint(s.cfg.NodeID, 10),
 		"LANLEADER_LEADER_ID="+strconv.FormatUint(w.Leader, 10),
