@@ -27,6 +27,7 @@ import (
 // end it with Stop (graceful) or Crash (tests and the demo).
 type Agent struct {
 	cfg     Config
+	cfgMu   sync.RWMutex // a reload changes cfg on the loop (reload.go): Config reads it under it
 	log     *slog.Logger
 	epoch   time.Time // the agent's clock is time.Since(epoch): monotonic
 	cluster uint32
@@ -65,12 +66,7 @@ type Agent struct {
 	snap atomic.Pointer[Status]
 	view atomic.Pointer[metrics.View]
 
-	procs struct { // the child processes (package proc)
-		sup    *proc.Supervisor // nil without a job
-		hooks  *proc.HookRunner // nil without hooks
-		checks *proc.Checker    // nil without checks
-		dirty  chan struct{}    // capacity 1: the job's status changed
-	}
+	procs    procs // the child processes (package proc)
 	notify   notifier
 	metaPush metaPush     // the metadata broadcasts (meta.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
@@ -161,8 +157,13 @@ func newMachine(cfg *Config, p uint16) (election.Machine, error) {
 	return election.New(ec)
 }
 
-// Config returns the agent's configuration, defaults filled in.
-func (a *Agent) Config() Config { return a.cfg }
+// Config returns the agent's configuration, defaults filled in, as the
+// last reload left it.
+func (a *Agent) Config() Config {
+	a.cfgMu.RLock()
+	defer a.cfgMu.RUnlock()
+	return a.cfg
+}
 
 // Registry is the agent's own Prometheus registry (served at /metrics).
 func (a *Agent) Registry() *prometheus.Registry { return a.reg }
@@ -252,7 +253,7 @@ func electionIP(bind netip.AddrPort) (netip.Addr, *net.Interface, error) {
 		return ip, nil, fmt.Errorf("bind %v: %w", bind.Addr(), err)
 	}
 	if ifi == nil {
-		return ip, nil, fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(udp.HostAddrs(), ", "))
+		return ip, nil, notReady(fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(udp.HostAddrs(), ", ")))
 	}
 	return ip, ifi, nil
 }
@@ -374,7 +375,7 @@ func (a *Agent) startWorkers() {
 		go a.procs.hooks.Run()
 	}
 	if a.procs.checks != nil {
-		a.procs.checks.Start(func(r proc.CheckResult) { a.call(func() { a.onCheck(r) }) })
+		a.startChecks(a.procs.checks)
 	}
 }
 
@@ -383,9 +384,9 @@ func memberlistError(bind netip.AddrPort, err error) error {
 	s := err.Error()
 	switch {
 	case strings.Contains(s, "address already in use"):
-		return fmt.Errorf("bind %v: gossip port already in use (another lanleader, consul or serf listens there)", bind)
+		return notReady(fmt.Errorf("bind %v: gossip port already in use (another lanleader, consul or serf listens there)", bind))
 	case strings.Contains(s, "cannot assign requested address"):
-		return fmt.Errorf("bind %v: address not on this host", bind)
+		return notReady(fmt.Errorf("bind %v: address not on this host", bind))
 	}
 	return fmt.Errorf("memberlist on %v: %s", bind, oneLine(err))
 }

@@ -101,6 +101,12 @@ const (
 	// switches' MAC tables need no refresh: the leader's multicast
 	// heartbeats keep its MAC in them.
 	DefaultVIPAnnounceRefresh = time.Minute
+
+	// DefaultStartTimeout bounds the start's retries while the host is
+	// not ready (StartTimeout): a boot where the network comes up late
+	// (DHCP, a bond, a VLAN) has its address within a minute; after it
+	// the start fails, with a status systemd restarts.
+	DefaultStartTimeout = time.Minute
 )
 
 // DefaultGroup4 and DefaultGroup6 are the multicast groups of election
@@ -323,9 +329,19 @@ type Config struct {
 	// package vip (nil), or a test's fake.
 	vipDrv *vipDriver
 
+	// StartTimeout: while the host is not ready for the agent (its bind
+	// address is not on the host yet, a port is in use), StartRetrying
+	// tries again every second for this long, one log line per attempt;
+	// 0: no retry. Start itself never retries. Default 1m.
+	StartTimeout time.Duration
+
 	// Logger receives one line per state change; nil logs nothing.
 	// Default: text to stderr at level info.
 	Logger *slog.Logger
+	// LogLevel is the level Logger's handler reads, when it reads one: a
+	// reload sets it to the new configuration's, and /status shows it.
+	// Default nil: the level is the handler's own, fixed.
+	LogLevel *slog.LevelVar
 	// Version is the build's version for lanleader_build_info and
 	// /status. Default "".
 	Version string
@@ -386,6 +402,7 @@ func DefaultConfig() Config {
 		VIPAnnounceDelay:    DefaultVIPAnnounceDelay,
 		VIPAnnounceRefresh:  DefaultVIPAnnounceRefresh,
 		VIPTrackLink:        true,
+		StartTimeout:        DefaultStartTimeout,
 		// Standard error, at level info: what systemd's journal collects.
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}

@@ -47,6 +47,8 @@ type loopState struct {
 	leaseMono  int64  // quorum mode: the lease given to the job's guard, CLOCK_MONOTONIC ns; 0: none
 	leaseGen   uint64 // the job's generation that lease is for
 
+	reload *ReloadStatus // the last reload, nil before one (reload.go)
+
 	leadState
 	vipLoopState
 }

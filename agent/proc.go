@@ -2,6 +2,7 @@ package agent
 
 import (
 	"strconv"
+	"sync"
 
 	"github.com/lanleader/lanleader/agent/internal/proc"
 )
@@ -10,6 +11,42 @@ import (
 // supervisor, hooks and checks built from the config and wired to the
 // event loop. When the job runs and what the hooks and checks mean is
 // decided in lead.go and lease.go.
+
+// procs are the agent's runners of child processes. The loop alone
+// changes hooks and checks (a reload), under mu, which shutdown takes to
+// stop the checker while the loop still runs.
+type procs struct {
+	sup    *proc.Supervisor // nil without a job
+	hooks  *proc.HookRunner // nil without hooks
+	checks *proc.Checker    // nil without checks
+	dirty  chan struct{}    // capacity 1: the job's status changed
+
+	mu     sync.Mutex
+	closed bool // shutdown stopped the checker: no new one starts
+}
+
+// swap runs f, which replaces a runner, unless the agent is shutting
+// down; it reports whether f ran.
+func (p *procs) swap(f func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	f()
+	return true
+}
+
+// closeChecks stops the checker for good (shutdown).
+func (p *procs) closeChecks() {
+	p.mu.Lock()
+	c := p.checks
+	p.closed = true
+	p.mu.Unlock()
+	if c != nil {
+		c.Stop()
+	}
+}
 
 // JobStatus is the job's part of /status.
 type JobStatus = proc.JobStatus

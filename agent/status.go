@@ -55,6 +55,10 @@ type Status struct {
 	// keep this node out of elections (--vip-track-link).
 	VIPs      []VIPStatus `json:"vips,omitempty"`
 	LinksDown []string    `json:"links_down,omitempty"`
+	// LogLevel is the log's level when a reload can change it.
+	LogLevel string `json:"log_level,omitempty"`
+	// LastReload is the last reload of the configuration (SIGHUP).
+	LastReload *ReloadStatus `json:"last_reload,omitempty"`
 }
 
 // Member is one other member of the cluster as memberlist sees it.
@@ -114,6 +118,13 @@ func (a *Agent) publish() {
 			js.State = "waiting"
 		}
 		s.Job = &js
+	}
+	if a.cfg.LogLevel != nil {
+		s.LogLevel = strings.ToLower(a.cfg.LogLevel.Level().String())
+	}
+	if l.reload != nil {
+		r := *l.reload
+		s.LastReload = &r
 	}
 	s.VIPs = a.vipStatus()
 	s.LinksDown = slices.Clone(l.linksDown)

@@ -207,6 +207,9 @@ func (c *Config) checkProtocol(p *problems) {
 	if c.PreemptDelay < 0 {
 		p.setting("preempt-delay", "%v must not be negative", c.PreemptDelay)
 	}
+	if c.StartTimeout < 0 {
+		p.setting("start-timeout", "%v must not be negative", c.StartTimeout)
+	}
 }
 
 // orList is names as "a, b or c".

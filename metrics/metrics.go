@@ -71,6 +71,13 @@ var HookOutcomes = []string{
 	"dropped", // not run: the queue of hooks was full
 }
 
+// ReloadResults lists the values of the result label of
+// lanleader_config_reloads_total.
+var ReloadResults = []string{
+	"ok",    // the new configuration was applied (but what needs a restart)
+	"error", // it was refused: the running one is kept
+}
+
 // ElectionResults lists the values of the result label of
 // lanleader_elections_total.
 var ElectionResults = []string{
@@ -146,6 +153,8 @@ var (
 		"Health checks of this node that fail now."}
 	specHookRuns = spec{"lanleader_hook_runs_total", typeCounter, []string{"hook", "outcome"},
 		"Hook runs (on_leader, on_follower, on_change), by outcome."}
+	specConfigReloads = spec{"lanleader_config_reloads_total", typeCounter, []string{"result"},
+		"Reloads of the configuration (SIGHUP), by result: ok (applied; settings that need a restart kept their value) or error (the running configuration kept)."}
 	specVIPUp = spec{"lanleader_vip_up", typeGauge, []string{"address"},
 		"Whether the virtual address is on this host now (1) or not (0)."}
 	specVIPAnnouncements = spec{"lanleader_vip_announcements_total", typeCounter, []string{"address"},
@@ -177,6 +186,7 @@ var specs = []*spec{
 	&specVIPUp,
 	&specVIPAnnouncements,
 	&specVIPConflicts,
+	&specConfigReloads,
 	&specBuildInfo,
 }
 
@@ -214,6 +224,7 @@ type Metrics struct {
 	JobRunning       prometheus.Gauge       // lanleader_job_running
 	JobRestarts      prometheus.Counter     // lanleader_job_restarts_total
 	HookRuns         *prometheus.CounterVec // lanleader_hook_runs_total{hook,outcome}, values in Hooks and HookOutcomes
+	ConfigReloads    *prometheus.CounterVec // lanleader_config_reloads_total{result}, values in ReloadResults
 	// VIPAnnouncements and VIPConflicts count by the configured addresses
 	// (their address label), whose series VIPInit creates.
 	VIPAnnouncements *prometheus.CounterVec // lanleader_vip_announcements_total{address}
@@ -257,6 +268,7 @@ func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
 		JobRunning:       specJobRunning.gauge(),
 		JobRestarts:      specJobRestarts.counter(),
 		HookRuns:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: specHookRuns.name, Help: specHookRuns.help}, specHookRuns.labels),
+		ConfigReloads:    specConfigReloads.counterVec(ReloadResults),
 		VIPAnnouncements: specVIPAnnouncements.counterVec(nil),
 		VIPConflicts:     specVIPConflicts.counterVec(nil),
 	}
@@ -279,6 +291,7 @@ func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
 		m.JobRunning,
 		m.JobRestarts,
 		m.HookRuns,
+		m.ConfigReloads,
 		m.VIPAnnouncements,
 		m.VIPConflicts,
 		buildInfo,

@@ -435,7 +435,7 @@ func TestDescribeMatchesRegistry(t *testing.T) {
 		"lanleader_failover_seconds", "lanleader_job_running",
 		"lanleader_job_restarts_total", "lanleader_priority", "lanleader_checks_failing",
 		"lanleader_hook_runs_total", "lanleader_vip_up", "lanleader_vip_announcements_total",
-		"lanleader_vip_conflicts_total", "lanleader_build_info"}
+		"lanleader_vip_conflicts_total", "lanleader_config_reloads_total", "lanleader_build_info"}
 	var gotOrder []string
 	for _, info := range Describe() {
 		gotOrder = append(gotOrder, info.Name)

@@ -258,13 +258,26 @@ func (t *Transport) Multicast(b []byte) error {
 // ListenError names the problem of a failed listen in words an operator
 // acts on: a port in use, an address not on this host.
 func ListenError(what, addr string, err error) error {
+	var msg string
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		return fmt.Errorf("%s %s: port already in use (another lanleader, or another program, listens there)", what, addr)
+		msg = fmt.Sprintf("%s %s: port already in use (another lanleader, or another program, listens there)", what, addr)
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return fmt.Errorf("%s %s: address not on this host", what, addr)
+		msg = fmt.Sprintf("%s %s: address not on this host", what, addr)
 	case errors.Is(err, syscall.EACCES):
-		return fmt.Errorf("%s %s: permission denied (ports below 1024 need privileges)", what, addr)
+		msg = fmt.Sprintf("%s %s: permission denied (ports below 1024 need privileges)", what, addr)
+	default:
+		msg = fmt.Sprintf("%s %s: %s", what, addr, strings.Join(strings.Fields(err.Error()), " "))
 	}
-	return fmt.Errorf("%s %s: %s", what, addr, strings.Join(strings.Fields(err.Error()), " "))
+	return &listenError{msg: msg, err: err}
 }
+
+// listenError is ListenError's error: its message, and the cause for
+// errors.Is (a start retries while the port is in use).
+type listenError struct {
+	msg string
+	err error
+}
+
+func (e *listenError) Error() string { return e.msg }
+func (e *listenError) Unwrap() error { return e.err }
