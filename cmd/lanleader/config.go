@@ -150,6 +150,7 @@ var runOptions = []option{
 	{"vip-announce-delay", "VIPAnnounceDelay", durationOrOff},
 	{"vip-announce-refresh", "VIPAnnounceRefresh", durationOrOff},
 	{"vip-track-link", "VIPTrackLink", boolean},
+	{"start-timeout", "StartTimeout", durationOrOff},
 	{"log-format", "LogFormat", name},
 	{"log-level", "LogLevel", name},
 }
@@ -329,7 +330,10 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(s.LogLevel)) // one of names["log-level"], checked by set
-	opts := &slog.HandlerOptions{Level: level}
+	// A reload sets the agent's LevelVar to the level read again.
+	cfg.LogLevel = new(slog.LevelVar)
+	cfg.LogLevel.Set(level)
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, opts))
 	if s.LogFormat == "json" {
 		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, opts))

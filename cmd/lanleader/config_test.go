@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -57,6 +59,7 @@ func defaultRunConfig(t *testing.T) agent.Config {
 		VIPAnnounceDelay:    5 * time.Second,
 		VIPAnnounceRefresh:  time.Minute,
 		VIPTrackLink:        true,
+		StartTimeout:        time.Minute,
 	}
 }
 
@@ -112,10 +115,10 @@ func parseOK(t *testing.T, args ...string) (agent.Config, []string, string) {
 	if err != nil {
 		t.Fatalf("parseRunConfig(%q): %v", args, err)
 	}
-	if cfg.Logger == nil {
-		t.Fatalf("parseRunConfig(%q): no Logger", args)
+	if cfg.Logger == nil || cfg.LogLevel == nil {
+		t.Fatalf("parseRunConfig(%q): no Logger or no LogLevel", args)
 	}
-	cfg.Logger = nil
+	cfg.Logger, cfg.LogLevel = nil, nil
 	return cfg, job, stderr.String()
 }
 
@@ -222,6 +225,8 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--vip-announce-refresh", "5m"}, func(c *agent.Config) { c.VIPAnnounceRefresh = 5 * time.Minute }},
 		{[]string{"--vip-track-link=false"}, func(c *agent.Config) { c.VIPTrackLink = false }},
 		{[]string{"--vip-track-link"}, func(c *agent.Config) {}},
+		{[]string{"--start-timeout", "90s"}, func(c *agent.Config) { c.StartTimeout = 90 * time.Second }},
+		{[]string{"--start-timeout=0"}, func(c *agent.Config) { c.StartTimeout = 0 }},
 	} {
 		want := defaultRunConfig(t)
 		tc.want(&want)
@@ -297,6 +302,10 @@ func TestParseRunConfigLogger(t *testing.T) {
 		if got.String() != tc.want {
 			t.Errorf("%q: logged\n%s\nwant\n%s", tc.args, got.String(), tc.want)
 		}
+		// A reload changes the level through the LevelVar.
+		if cfg.LogLevel.Set(slog.LevelDebug); !cfg.Logger.Enabled(context.Background(), slog.LevelDebug) {
+			t.Errorf("%q: the Logger does not follow its LogLevel", tc.args)
+		}
 	}
 }
 
@@ -348,6 +357,7 @@ vip_announce_interval: 0
 vip_announce_delay: 1s
 vip_announce_refresh: 0s
 vip_track_link: false
+start_timeout: 5s
 `
 
 func TestParseRunConfigFile(t *testing.T) {
@@ -401,6 +411,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		VIPAnnounceDelay:    time.Second,
 		VIPAnnounceRefresh:  0,
 		VIPTrackLink:        false,
+		StartTimeout:        5 * time.Second,
 	}
 	keyFile, oldKeyFile := writeKeys(t)
 	text := strings.NewReplacer("OLDKEYFILE", oldKeyFile, "KEYFILE", keyFile, "STATEFILE", stateFile).Replace(allKeysFile)
@@ -415,7 +426,7 @@ func TestParseRunConfigFile(t *testing.T) {
 	if s := stderr.String(); !strings.HasPrefix(s, `{"time":`) || !strings.Contains(s, `"msg":"shown"`) || strings.Contains(s, "not shown") {
 		t.Errorf("log_format json, log_level warn logged %q", s)
 	}
-	got.Logger = nil
+	got.Logger, got.LogLevel = nil, nil
 	diffConfig(t, "allKeysFile", got, want)
 	if !slices.Equal(job, want.Job) {
 		t.Errorf("job %q, want the file's %q", job, want.Job)
@@ -615,6 +626,7 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--vip-announce-interval", "soon"}, []string{`--vip-announce-interval: "soon" is not a duration`}},
 		{"", []string{"--vip-announce-delay", "-1s"}, []string{"--vip-announce-delay: -1s is negative; want 0 (none) or more"}},
 		{"", []string{"--vip-announce-refresh", "-1m"}, []string{"--vip-announce-refresh: -1m is negative; want 0 (none) or more"}},
+		{"", []string{"--start-timeout", "-1s"}, []string{`--start-timeout: -1s is negative; want 0 (none) or more`}},
 		{"", []string{"--vip-track-link=maybe"}, []string{`--vip-track-link: "maybe" is not true or false`}},
 		{"", []string{"--vip-track-link", "false"}, []string{`unexpected argument "false" (write --vip-track-link=false, with an '=')`}},
 		{"vip: 198.18.0.100/24\n", nil, []string{"config FILE: line 1: vip: want a list of virtual addresses, like [\"198.18.0.100/24\""}},

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,34 +22,53 @@ import (
 // stopTimeout bounds a graceful stop: RESIGN, memberlist leave, close.
 const stopTimeout = 5 * time.Second
 
-// runRun is `lanleader run`: the agent, until SIGINT or SIGTERM.
-// Exit status 0 after a clean stop, 2 for bad flags or config (nothing has
-// started), 1 when the agent fails while running.
+// Exit statuses of `lanleader run`, the contract with systemd's unit
+// (RestartPreventExitStatus=2, Restart=on-failure).
+const (
+	exitStopped  = 0   // a clean stop (SIGTERM, SIGINT)
+	exitFailed   = 1   // a failure at run time that a restart may cure
+	exitConfig   = 2   // a config that can never work: nothing started
+	exitNotReady = 3   // the host was not ready within --start-timeout
+	exitAborted  = 134 // SIGABRT (systemd's watchdog): goroutines dumped
+)
+
+// runRun is `lanleader run`: the agent, until SIGINT or SIGTERM; SIGHUP
+// reloads the config file and the flags. The exit statuses are above.
 func runRun(args []string, stdout, stderr io.Writer) int {
 	cfg, err := loadRunConfig(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return 0
+		return exitStopped
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "lanleader run: %v\n", err)
-		return 2
+		return exitConfig
 	}
-	job := cfg.Job
-	a, err := agent.New(cfg)
-	if err != nil {
+	if _, err := agent.New(cfg); err != nil {
 		fmt.Fprintf(stderr, "lanleader run: %s\n", oneLineErr(err))
-		return 2
+		return exitConfig
 	}
 	// Signals are caught before the agent starts, so that a SIGTERM during
-	// the start still stops it cleanly.
+	// the start still stops it cleanly, and a SIGHUP does not end it.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	if err := a.Start(); err != nil {
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
+	defer dumpOnAbort(stderr)()
+	log := cfg.Logger
+	a, sig, err := startAgent(cfg, sigs)
+	switch {
+	case errors.Is(err, agent.ErrStopped):
+		log.Info("stopped before the start", "signal", sig.String())
+		return exitStopped
+	case errors.Is(err, agent.ErrNotReady):
+		fmt.Fprintf(stderr, "lanleader run: %s (gave up after --start-timeout %v)\n", oneLineErr(err), cfg.StartTimeout)
+		return exitNotReady
+	case err != nil:
 		fmt.Fprintf(stderr, "lanleader run: %s\n", oneLineErr(err))
-		return 2
+		return exitConfig
 	}
-	log := a.Config().Logger
 	// A panic of this goroutine takes the job down first (one of another
 	// goroutine kills the process: the job's guard stops the job then).
 	defer func() {
@@ -56,36 +77,99 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			panic(r)
 		}
 	}()
-	// The graceful stop waits for the job to stop (up to its grace
-	// period), then leaves.
-	timeout := stopTimeout
-	if len(job) > 0 {
-		timeout += cfg.JobGrace
-	}
-	select {
-	case sig := <-sigs:
-		log.Info("stopping", "signal", sig.String())
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		go func() {
-			// A second signal does not wait for the graceful stop; the
-			// job is killed, never left behind.
-			<-sigs
-			log.Warn("second signal: killing the job and exiting without waiting")
-			a.KillJob()
-			os.Exit(1)
-		}()
-		if err := a.Stop(ctx); err != nil {
-			log.Warn("stopped with an error", "err", err)
+	for sig == nil {
+		select {
+		case <-hups:
+			log.Info("reloading", "signal", "hangup")
+			a.Reload(func() (agent.Config, error) { return loadRunConfig(args, io.Discard, io.Discard) })
+		case sig = <-sigs:
+		case <-a.Failed():
+			log.Error("the agent cannot go on; stopping", "err", a.Err())
+			ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+a.Config().JobGrace)
+			defer cancel()
+			a.Stop(ctx)
+			return exitFailed
 		}
-		log.Info("stopped")
-		return 0
-	case <-a.Failed():
-		log.Error("the agent cannot go on; stopping", "err", a.Err())
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		a.Stop(ctx)
-		return 1
+	}
+	return stopAgent(a, sig, sigs)
+}
+
+// stopAgent stops a on sig gracefully: the job stops (up to its grace
+// period), then the agent leaves. A second signal kills the job and exits.
+func stopAgent(a *agent.Agent, sig os.Signal, sigs <-chan os.Signal) int {
+	log := a.Config().Logger
+	log.Info("stopping", "signal", sig.String())
+	timeout := stopTimeout
+	if len(a.Config().Job) > 0 {
+		timeout += a.Config().JobGrace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	go func() {
+		// A second signal does not wait for the graceful stop; the
+		// job is killed, never left behind.
+		<-sigs
+		log.Warn("second signal: killing the job and exiting without waiting")
+		a.KillJob()
+		os.Exit(exitFailed)
+	}()
+	if err := a.Stop(ctx); err != nil {
+		log.Warn("stopped with an error", "err", err)
+	}
+	log.Info("stopped")
+	return exitStopped
+}
+
+// startAgent starts the agent of cfg, retrying while the host is not
+// ready (agent.StartRetrying). A signal on sigs during the retries ends
+// them (agent.ErrStopped); one that comes as the start succeeds is
+// returned with the agent, to be stopped.
+func startAgent(cfg agent.Config, sigs <-chan os.Signal) (*agent.Agent, os.Signal, error) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	var caught os.Signal
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case caught = <-sigs:
+			close(stop)
+		case <-done:
+		}
+	}()
+	a, err := agent.StartRetrying(cfg, stop)
+	close(done)
+	wg.Wait()
+	return a, caught, err
+}
+
+// dumpOnAbort makes SIGABRT (systemd's watchdog) write every goroutine's
+// stack to stderr and exit 134, which Restart=on-failure restarts (Go's
+// own SIGABRT exit status is 2, which the unit never restarts). It
+// returns the function that ends the handling.
+func dumpOnAbort(stderr io.Writer) func() {
+	ch, done := make(chan os.Signal, 1), make(chan struct{})
+	signal.Notify(ch, syscall.SIGABRT)
+	go func() {
+		select {
+		case <-ch:
+		case <-done:
+			return
+		}
+		fmt.Fprintf(stderr, "lanleader run: SIGABRT: the stacks of every goroutine follow; exiting %d\n", exitAborted)
+		stderr.Write(allStacks())
+		os.Exit(exitAborted)
+	}()
+	return func() { signal.Stop(ch); close(done) }
+}
+
+// allStacks is the stack of every goroutine, as a panic prints them.
+func allStacks() []byte {
+	for n := 1 << 20; ; n *= 2 {
+		buf := make([]byte, n)
+		if m := runtime.Stack(buf, true); m < n || n >= 64<<20 {
+			return buf[:m]
+		}
 	}
 }
 

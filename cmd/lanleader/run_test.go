@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -58,9 +59,9 @@ func freeTCP(t *testing.T) (int, func()) {
 	return l.Addr().(*net.TCPAddr).Port, func() { l.Close() }
 }
 
-// TestRunBadInput: every bad flag, config value and unopenable address
-// ends `lanleader run` at start with exit status 2 and one line naming the
-// problem, before anything runs.
+// TestRunBadInput: every bad flag and config value ends `lanleader run` at
+// start with exit status 2, and an unopenable address (with no retry
+// window) with 3, and one line naming the problem, before anything runs.
 func TestRunBadInput(t *testing.T) {
 	dir := t.TempDir()
 	badKey := filepath.Join(dir, "bad-key.yaml")
@@ -74,25 +75,26 @@ func TestRunBadInput(t *testing.T) {
 		name string
 		args []string
 		want string
+		code int
 	}{
-		{"unknown key", []string{"--config", badKey}, `line 2: unknown key "prioirty"`},
-		{"unknown flag", []string{"--prioirty", "5"}, "prioirty"},
-		{"bad duration flag", []string{"--heartbeat", "10 ms"}, `--heartbeat: "10 ms" is not a duration`},
-		{"bad duration in file", []string{"--config", badDur}, `heartbeat: "10 ms" is not a duration`},
-		{"priority too large", []string{"--priority", "70000"}, "--priority: 70000 out of range 1…65535"},
-		{"priority zero", []string{"--priority", "0"}, "--priority: 0 out of range 1…65535"},
-		{"suspect not above heartbeat", []string{"--heartbeat", "1s", "--suspect-after", "500ms"}, "suspect-after: 500ms must be longer than heartbeat (1s)"},
-		{"bind not on this host", []string{"--bind", "198.18.255.254:0", "--http", "127.0.0.1:0"}, "bind 198.18.255.254: address not on this host"},
-		{"gossip port in use", []string{"--bind", fmt.Sprintf("127.0.0.1:%d", busy), "--election-port", "0", "--http", "127.0.0.1:0"}, fmt.Sprintf("bind 127.0.0.1:%d: gossip port already in use", busy)},
-		{"http port in use", []string{"--bind", "127.0.0.1:0", "--http", fmt.Sprintf("127.0.0.1:%d", busy)}, fmt.Sprintf("http 127.0.0.1:%d: port already in use", busy)},
+		{"unknown key", []string{"--config", badKey}, `line 2: unknown key "prioirty"`, 0},
+		{"unknown flag", []string{"--prioirty", "5"}, "prioirty", 0},
+		{"bad duration flag", []string{"--heartbeat", "10 ms"}, `--heartbeat: "10 ms" is not a duration`, 0},
+		{"bad duration in file", []string{"--config", badDur}, `heartbeat: "10 ms" is not a duration`, 0},
+		{"priority too large", []string{"--priority", "70000"}, "--priority: 70000 out of range 1…65535", 0},
+		{"priority zero", []string{"--priority", "0"}, "--priority: 0 out of range 1…65535", 0},
+		{"suspect not above heartbeat", []string{"--heartbeat", "1s", "--suspect-after", "500ms"}, "suspect-after: 500ms must be longer than heartbeat (1s)", 0},
+		{"bind not on this host", []string{"--start-timeout", "0", "--bind", "198.18.255.254:0", "--http", "127.0.0.1:0"}, "bind 198.18.255.254: address not on this host", exitNotReady},
+		{"gossip port in use", []string{"--start-timeout", "0", "--bind", fmt.Sprintf("127.0.0.1:%d", busy), "--election-port", "0", "--http", "127.0.0.1:0"}, fmt.Sprintf("bind 127.0.0.1:%d: gossip port already in use", busy), exitNotReady},
+		{"http port in use", []string{"--start-timeout", "0", "--bind", "127.0.0.1:0", "--http", fmt.Sprintf("127.0.0.1:%d", busy)}, fmt.Sprintf("http 127.0.0.1:%d: port already in use", busy), exitNotReady},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(append(append([]string{}, base...), c.args...), &stdout, &stderr)
 			msg := stderr.String()
-			if code != 2 {
-				t.Fatalf("exit %d, want 2; stderr:\n%s", code, msg)
+			if want := cmp.Or(c.code, exitConfig); code != want {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, want, msg)
 			}
 			if !strings.HasPrefix(msg, "lanleader run: ") || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, c.want) {
 				t.Fatalf("stderr %q: want one line 'lanleader run: …' containing %q", msg, c.want)
