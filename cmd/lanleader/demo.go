@@ -22,8 +22,9 @@ that every agent has its own ports on one address). Once they agree on a
 leader, it takes the leader down, round after round, alternating a crash
 (no RESIGN, no leave: the others notice the missing heartbeats) and a
 graceful stop (RESIGN: the others elect at once), prints the new leader and
-the measured failover time, then brings the old leader back and prints
-whether it takes over (preemption, the default).
+the measured failover time as soon as it leads (after a graceful stop, the
+old agent's leave is told when it ends, later), then brings the old leader
+back and prints whether it takes over (preemption, the default).
 
 The failover time is measured from the moment the leader is taken down to
 the moment every surviving node follows one new leader with one term,
@@ -177,11 +178,19 @@ func (d *demo) takeDown(round int, old agent.Agreement) (agent.Agreement, bool) 
 	d.say("round %d: %s leader %s", round, how, nodeName(old.Index))
 	ag, ok := d.wait(30*time.Second, func(a agent.Agreement) bool { return a.Leader != old.Leader })
 	failover := time.Since(t0)
-	if stopped != nil {
-		<-stopped
-	}
+	// The new leader is told as soon as it leads; the old agent's leave
+	// (memberlist's, 0.5 s or so) goes on meanwhile.
 	if ok {
 		d.say("         %s leads, term %d: failover %v", nodeName(ag.Index), ag.Term, failover.Round(time.Millisecond))
+	}
+	if stopped != nil {
+		err := <-stopped
+		if ok {
+			d.say("         %s has left (its graceful stop took %v)", nodeName(old.Index), time.Since(t0).Round(time.Millisecond))
+		}
+		if err != nil {
+			d.say("         %s stopped with an error: %s", nodeName(old.Index), oneLineErr(err))
+		}
 	}
 	return ag, ok
 }

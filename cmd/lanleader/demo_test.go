@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,16 +22,36 @@ func TestDemo(t *testing.T) {
 		`node-3 leads, term 1: elected \d+ms after start`,
 		`round 1: crashed \(no RESIGN\) leader node-3\n.* node-2 leads, term 2: failover \d+ms`,
 		`node-3 takes the lead back \(largest key, preempt\), term 3`,
-		`round 2: stopping gracefully \(RESIGN\) leader node-3\n.* node-2 leads, term 4: failover [\d.]+[mµ]?s`,
+		// The new leader is told when it leads, before the old agent has
+		// finished leaving.
+		`round 2: stopping gracefully \(RESIGN\) leader node-3\n.* node-2 leads, term 4: failover [\d.]+[mµ]?s\n.* node-3 has left \(its graceful stop took [\d.]+m?s\)\n`,
 		`stopping every agent\n$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("output lacks /%s/:\n%s", re, out)
 		}
 	}
+	// The stamps: the new leader's line was printed while the old agent
+	// was still leaving, not once it had left.
+	m := regexp.MustCompile(`(?m)^ *([\d.]+)s +node-2 leads, term 4.*\n^ *([\d.]+)s +node-3 has left`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no round 2 lines:\n%s", out)
+	}
+	if leads, left := mustFloat(t, m[1]), mustFloat(t, m[2]); leads >= left {
+		t.Errorf("the new leader was told at %.3fs, not before the old agent had left (%.3fs)", leads, left)
+	}
 	if strings.Contains(out, "no agreement") {
 		t.Errorf("no agreement:\n%s", out)
 	}
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func TestDemoBadFlags(t *testing.T) {
