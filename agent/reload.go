@@ -57,7 +57,6 @@ var fixedSettings = []struct {
 	{"key-file", func(a, b *Config) bool { return !bytes.Equal(a.Key, b.Key) }},
 	{"accept-key-file", func(a, b *Config) bool { return !slices.EqualFunc(a.AcceptKeys, b.AcceptKeys, bytes.Equal) }},
 	{"job", func(a, b *Config) bool { return !slices.Equal(a.Job, b.Job) }},
-	{"vip", func(a, b *Config) bool { return !slices.Equal(a.VIPs, b.VIPs) }},
 	{"vip-announce-repeat", func(a, b *Config) bool { return a.VIPAnnounceRepeat != b.VIPAnnounceRepeat }},
 	{"vip-announce-interval", func(a, b *Config) bool { return a.VIPAnnounceInterval != b.VIPAnnounceInterval }},
 	{"vip-announce-delay", func(a, b *Config) bool { return a.VIPAnnounceDelay != b.VIPAnnounceDelay }},
@@ -69,7 +68,8 @@ var fixedSettings = []struct {
 // agent started with, read again) and applies it on the event loop. A
 // configuration that load or Validate refuses changes nothing: the error
 // is logged, counted and returned. systemd hears RELOADING=1 before and
-// READY=1 after. Any goroutine may call it; it returns once applied.
+// READY=1 after. Any goroutine may call it; it returns once applied and
+// published in /status.
 func (a *Agent) Reload(load func() (Config, error)) error {
 	a.notify.send(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", proc.MonoNow()/1000))
 	cfg, err := load()
@@ -85,6 +85,7 @@ func (a *Agent) Reload(load func() (Config, error)) error {
 		if a.loop.ready {
 			a.notify.send("READY=1")
 		}
+		a.publish() // /status shows the reload when Reload returns
 	})
 	return err
 }
@@ -109,6 +110,10 @@ func (a *Agent) applyReload(cfg *Config) {
 	if a.cfg.LogLevel != nil && cfg.LogLevel != nil && a.cfg.LogLevel.Level() != cfg.LogLevel.Level() {
 		a.cfg.LogLevel.Set(cfg.LogLevel.Level())
 		applied = append(applied, "log-level")
+	}
+	if !slices.Equal(cfg.VIPs, a.cfg.VIPs) && a.reloadVIPs(cfg.VIPs) {
+		a.setConfig(func(c *Config) { c.VIPs = slices.Clone(cfg.VIPs) })
+		applied = append(applied, "vip")
 	}
 	if cfg.Preempt != a.cfg.Preempt {
 		a.setConfig(func(c *Config) { c.Preempt = cfg.Preempt })

@@ -134,6 +134,10 @@ type vipAgent struct {
 	// holders: addresses another host answered for at the start (its
 	// MAC), judged when the first election has settled (judgeProbes).
 	holders map[string]string
+	// self and dev are the election's address and interface (set by
+	// Start), for the addresses a reload adds.
+	self netip.Addr
+	dev  string
 }
 
 // vipLoopState is the part of loopState this file owns.
@@ -153,23 +157,19 @@ type vipLoopState struct {
 // ifi are the election's address and interface.
 func (a *Agent) startVIPs(ip netip.Addr, ifi *net.Interface) error {
 	cfg := &a.cfg
+	v := &a.vips
+	v.self = ip.Unmap()
+	if ifi != nil {
+		v.dev = ifi.Name
+	}
 	if len(cfg.VIPs) == 0 {
 		return nil
 	}
-	v := &a.vips
-	v.addrs = slices.Clone(cfg.VIPs)
-	for i := range v.addrs {
-		ad := &v.addrs[i]
-		if ad.Prefix.Addr() == ip.Unmap() {
-			return fmt.Errorf("vip %v: the address this agent announces for its elections; a virtual address must be one no host owns", ad.Prefix)
-		}
-		if ad.Dev == "" {
-			if ifi == nil {
-				return fmt.Errorf("vip %v: no dev= and no interface known for bind %s; give dev=IFACE", ad.Prefix, cfg.Bind)
-			}
-			ad.Dev = ifi.Name
-		}
+	addrs, err := a.resolveVIPs(cfg.VIPs)
+	if err != nil {
+		return err
 	}
+	v.addrs = addrs
 	removed, err := v.drv.remove(v.addrs)
 	for _, r := range removed {
 		a.log.Warn("removed a virtual address an earlier run left on this host (it was killed before it could)", "vip", r.String())
@@ -177,39 +177,87 @@ func (a *Agent) startVIPs(ip netip.Addr, ifi *net.Interface) error {
 	if err != nil {
 		a.log.Warn("cannot remove the virtual addresses an earlier run may have left", "err", err)
 	}
-	if v.drv.keep != nil {
-		if v.stopKeeper, err = v.drv.keep(v.addrs); err != nil {
-			a.log.Warn("no address keeper: a SIGKILL of this agent leaves its virtual addresses on this host until its next start", "err", err)
+	a.startKeeper()
+	a.probeVIPs()
+	h, err := a.holdVIPs(v.addrs)
+	if err != nil {
+		return err
+	}
+	v.holder = h
+	if a.procs.sup != nil {
+		a.procs.sup.SetVIPs(v.addrs)
+	}
+	return a.watchLinks()
+}
+
+// resolveVIPs checks the addresses against the election's own and gives
+// those without a dev= the election's interface.
+func (a *Agent) resolveVIPs(list []VIP) ([]vip.Addr, error) {
+	v := &a.vips
+	addrs := slices.Clone(list)
+	for i := range addrs {
+		ad := &addrs[i]
+		if ad.Prefix.Addr() == v.self {
+			return nil, fmt.Errorf("vip %v: the address this agent announces for its elections; a virtual address must be one no host owns", ad.Prefix)
+		}
+		if ad.Dev == "" {
+			if v.dev == "" {
+				return nil, fmt.Errorf("vip %v: no dev= and no interface known for bind %s; give dev=IFACE", ad.Prefix, a.cfg.Bind)
+			}
+			ad.Dev = v.dev
 		}
 	}
-	a.probeVIPs()
-	for _, ad := range v.addrs {
+	return addrs, nil
+}
+
+// startKeeper starts the address keeper of the addresses, when the
+// driver has one.
+func (a *Agent) startKeeper() {
+	v := &a.vips
+	if v.drv.keep == nil {
+		return
+	}
+	var err error
+	if v.stopKeeper, err = v.drv.keep(v.addrs); err != nil {
+		a.log.Warn("no address keeper: a SIGKILL of this agent leaves its virtual addresses on this host until its next start", "err", err)
+	}
+}
+
+// holdVIPs is the holder of addrs, their series of the metrics created.
+func (a *Agent) holdVIPs(addrs []vip.Addr) (addrHolder, error) {
+	cfg := &a.cfg
+	for _, ad := range addrs {
 		a.met.VIPInit(ad.Prefix.String())
 	}
-	h, err := v.drv.hold(vip.Config{
-		Addrs: v.addrs,
+	h, err := a.vips.drv.hold(vip.Config{
+		Addrs: addrs,
 		Announce: vip.Announce{Repeat: cfg.VIPAnnounceRepeat, Interval: cfg.VIPAnnounceInterval,
 			Delay: cfg.VIPAnnounceDelay, Refresh: cfg.VIPAnnounceRefresh},
 		Log:  a.log,
 		Sent: func(ad vip.Addr) { a.met.VIPAnnouncements.WithLabelValues(ad.Prefix.String()).Inc() },
 	})
 	if err != nil {
-		return fmt.Errorf("vip: %w", err)
+		return nil, fmt.Errorf("vip: %w", err)
 	}
-	v.holder = h
-	if a.procs.sup != nil {
-		a.procs.sup.SetVIPs(v.addrs)
+	return h, nil
+}
+
+// watchLinks starts the watch of the addresses' interfaces (with
+// VIPTrackLink).
+func (a *Agent) watchLinks() error {
+	v := &a.vips
+	if !a.cfg.VIPTrackLink || len(v.addrs) == 0 {
+		return nil
 	}
-	if cfg.VIPTrackLink {
-		devs := make([]string, 0, len(v.addrs))
-		for _, ad := range v.addrs {
-			if !slices.Contains(devs, ad.Dev) {
-				devs = append(devs, ad.Dev)
-			}
+	devs := make([]string, 0, len(v.addrs))
+	for _, ad := range v.addrs {
+		if !slices.Contains(devs, ad.Dev) {
+			devs = append(devs, ad.Dev)
 		}
-		if v.stopWatch, err = v.drv.watch(devs, a.onLinkReport); err != nil {
-			return fmt.Errorf("vip: watching the links of %s: %w", strings.Join(devs, ", "), err)
-		}
+	}
+	var err error
+	if v.stopWatch, err = v.drv.watch(devs, a.onLinkReport); err != nil {
+		return fmt.Errorf("vip: watching the links of %s: %w", strings.Join(devs, ", "), err)
 	}
 	return nil
 }

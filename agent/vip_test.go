@@ -64,12 +64,13 @@ type fakeVIPs struct {
 	node string
 	a    *Agent
 
-	mu     sync.Mutex
-	cfg    vip.Config
-	held   bool
-	left   []vip.Addr       // what remove finds at the start
-	answer net.HardwareAddr // the probe's answer
-	report func(dev string, up bool)
+	mu      sync.Mutex
+	cfg     vip.Config
+	held    bool
+	left    []vip.Addr       // what remove finds at the start
+	removed [][]vip.Addr     // what each remove was asked to remove
+	answer  net.HardwareAddr // the probe's answer
+	report  func(dev string, up bool)
 }
 
 func (f *fakeVIPs) record(op string) {
@@ -125,6 +126,9 @@ func (f *fakeVIPs) driver() *vipDriver {
 		},
 		remove: func(addrs []vip.Addr) ([]vip.Addr, error) {
 			f.record("remove")
+			f.mu.Lock()
+			f.removed = append(f.removed, slices.Clone(addrs))
+			f.mu.Unlock()
 			return f.left, nil
 		},
 		probe: func(vip.Addr, time.Duration) (net.HardwareAddr, error) { return f.answer, nil },
