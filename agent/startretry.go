@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 	"time"
 )
@@ -29,7 +30,9 @@ func isNotReady(err error) bool {
 
 // StartRetrying creates an agent of cfg (New) and starts it; while Start
 // fails because the host is not ready, it tries again with a new agent
-// every second for cfg.StartTimeout, with one log line per attempt. A
+// every second for cfg.StartTimeout, with one log line per attempt (and
+// under systemd a STATUS= that says why, and EXTEND_TIMEOUT_USEC, so that
+// TimeoutStartSec does not cut the retries short). A
 // value received on stop ends the wait (its error is then ErrStopped).
 // The last error of a host that never got ready has ErrNotReady in its
 // chain; any other error is returned at once.
@@ -60,6 +63,9 @@ func startRetrying(cfg Config, stop <-chan struct{}, every time.Duration, start 
 		}
 		a.log.Warn("cannot start: the host is not ready; trying again", "err", oneLine(err), "attempt", attempt,
 			"next_in", every, "gives_up_in", left.Round(time.Second))
+		// systemd's start timeout (TimeoutStartSec) waits for the retries.
+		a.notify.send(fmt.Sprintf("STATUS=the host is not ready: %s; trying again\nEXTEND_TIMEOUT_USEC=%d",
+			oneLine(err), (3 * every).Microseconds()))
 		t := time.NewTimer(min(every, left))
 		select {
 		case <-stop:
