@@ -413,19 +413,21 @@ func (a *Agent) Done() <-chan struct{} { return a.loopDone }
 // hold-off (at least PreemptDelay). It reports whether this node was
 // leading; it returns at once, before the job has stopped.
 func (a *Agent) Resign() bool {
-	led, _ := a.resign()
+	led, _, _ := a.resign()
 	return led
 }
 
 // resign is Resign that also returns the term of the leadership it
-// resigns, read in the same turn of the loop: by the time a caller could
+// resigns (and the hold-off), read in the same turn of the loop: by the time a caller could
 // read the status, the next leader's claim may have moved the term on.
-func (a *Agent) resign() (led bool, term uint64) {
+func (a *Agent) resign() (led bool, term uint64, holdOff time.Duration) {
 	a.call(func() {
 		term = a.machine.Status().Term
 		led = a.beginResign("asked")
+		// Read on the loop: a reload may change the machine's config.
+		holdOff = a.machine.Config().ResignHoldoff
 	})
-	return led, term
+	return led, term, holdOff
 }
 
 // Job is the job's status, nil without a job.

@@ -67,10 +67,10 @@ func (a *Agent) newHTTPServer() *http.Server {
 				return
 			}
 		}
-		led, term := a.resign()
+		led, term, holdOff := a.resign()
 		s := a.Status()
 		ans := ResignAnswer{Resigned: led, State: s.State, Term: s.Term, NodeID: s.NodeID,
-			HoldOff: a.machine.Config().ResignHoldoff.String()}
+			HoldOff: holdOff.String()}
 		if led {
 			// The term resigned, not the one that may follow it.
 			ans.Term = term
