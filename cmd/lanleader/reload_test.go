@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +21,7 @@ import (
 // startRun starts `lanleader run args...` with its output in a buffer
 // safe to read while it runs; the process is killed at the end of the
 // test if it still runs, and its output shown if the test failed.
-func startRun(t *testing.T, args ...string) (*exec.Cmd, *syncbuf.Buffer, <-chan int) {
+func startRun(t testing.TB, args ...string) (*exec.Cmd, *syncbuf.Buffer, <-chan int) {
 	t.Helper()
 	cmd, _ := lanleader(t, append([]string{"run"}, args...)...)
 	out := &syncbuf.Buffer{}
@@ -46,7 +47,7 @@ func startRun(t *testing.T, args ...string) (*exec.Cmd, *syncbuf.Buffer, <-chan 
 }
 
 // exitOf waits for the process's exit status, at most 20s.
-func exitOf(t *testing.T, exited <-chan int) int {
+func exitOf(t testing.TB, exited <-chan int) int {
 	t.Helper()
 	select {
 	case code := <-exited:
@@ -173,4 +174,47 @@ func TestRunSIGABRT(t *testing.T) {
 			t.Errorf("the output lacks %q", want)
 		}
 	}
+}
+
+// BenchmarkReloadSIGHUP: the time from SIGHUP to a real `lanleader run`
+// to its new priority in /status (polled every millisecond), reported as
+// percentiles over b.N reloads: go test -run '^$' -bench ReloadSIGHUP
+// -benchtime 50x ./cmd/lanleader
+func BenchmarkReloadSIGHUP(b *testing.B) {
+	httpPort, release := freeTCP(b)
+	release()
+	addr := fmt.Sprintf("127.0.0.1:%d", httpPort)
+	file := filepath.Join(b.TempDir(), "lanleader.yaml")
+	write := func(p int) {
+		if err := os.WriteFile(file, []byte(fmt.Sprintf("priority: %d\nbind: 127.0.0.1:0\ntransport: unicast\n", p)), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write(100)
+	cmd, _, exited := startRun(b, "--config", file, "--name", "solo", "--node-id", "9", "--http", addr)
+	waitfor.Until(b, "leads", 10*time.Second, 10*time.Millisecond, func() (bool, string) {
+		st := liveStatus(addr)
+		return st.State == "leader", st.State
+	})
+	var took []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		p := 101 + i%2
+		write(p)
+		t0 := time.Now()
+		cmd.Process.Signal(syscall.SIGHUP)
+		waitfor.Until(b, "the new priority", 10*time.Second, time.Millisecond, func() (bool, string) {
+			return int(liveStatus(addr).BasePriority) == p, ""
+		})
+		took = append(took, time.Since(t0))
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	pct := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.5), "p50-ms")
+	b.ReportMetric(pct(0.9), "p90-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(pct(1), "max-ms")
+	cmd.Process.Signal(syscall.SIGTERM)
+	exitOf(b, exited)
 }

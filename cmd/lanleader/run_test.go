@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 // lanleader starts the test binary as `lanleader args...`.
-func lanleader(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func lanleader(t testing.TB, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
 	cmd.Env = append(os.Environ(), "LANLEADER_AS_MAIN=1")
@@ -50,7 +50,7 @@ func lanleader(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	return cmd, &out
 }
 
-func freeTCP(t *testing.T) (int, func()) {
+func freeTCP(t testing.TB) (int, func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
