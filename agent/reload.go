@@ -57,11 +57,23 @@ var fixedSettings = []struct {
 	{"key-file", func(a, b *Config) bool { return !bytes.Equal(a.Key, b.Key) }},
 	{"accept-key-file", func(a, b *Config) bool { return !slices.EqualFunc(a.AcceptKeys, b.AcceptKeys, bytes.Equal) }},
 	{"job", func(a, b *Config) bool { return !slices.Equal(a.Job, b.Job) }},
+	{"log-format", func(a, b *Config) bool {
+		return handlerKind(a) != "" && handlerKind(b) != "" && handlerKind(a) != handlerKind(b)
+	}},
 	{"vip-announce-repeat", func(a, b *Config) bool { return a.VIPAnnounceRepeat != b.VIPAnnounceRepeat }},
 	{"vip-announce-interval", func(a, b *Config) bool { return a.VIPAnnounceInterval != b.VIPAnnounceInterval }},
 	{"vip-announce-delay", func(a, b *Config) bool { return a.VIPAnnounceDelay != b.VIPAnnounceDelay }},
 	{"vip-announce-refresh", func(a, b *Config) bool { return a.VIPAnnounceRefresh != b.VIPAnnounceRefresh }},
 	{"vip-track-link", func(a, b *Config) bool { return a.VIPTrackLink != b.VIPTrackLink }},
+}
+
+// handlerKind is the type of the log's handler (text or JSON), "" without
+// a Logger: a reload cannot change where and how the agent logs.
+func handlerKind(c *Config) string {
+	if c.Logger == nil {
+		return ""
+	}
+	return fmt.Sprintf("%T", c.Logger.Handler())
 }
 
 // Reload loads a new configuration (load: the same flags and file the

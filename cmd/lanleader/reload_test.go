@@ -91,7 +91,7 @@ func TestRunReloadSIGHUP(t *testing.T) {
 		return st.State == "leader", st.State
 	})
 
-	write("priority: 150\nbind: 127.0.0.2:0\ntransport: unicast\nlog_level: debug\non_change: 'true'\n")
+	write("priority: 150\nbind: 127.0.0.2:0\ntransport: unicast\nlog_level: debug\non_change: 'true'\nlog_format: json\n")
 	cmd.Process.Signal(syscall.SIGHUP)
 	waitfor.Until(t, "the reload shows in /status", 10*time.Second, 10*time.Millisecond, func() (bool, string) {
 		st := liveStatus(addr)
@@ -100,12 +100,13 @@ func TestRunReloadSIGHUP(t *testing.T) {
 	})
 	st := liveStatus(addr)
 	if st.BasePriority != 150 || st.LogLevel != "debug" || st.State != "leader" || st.GossipAddr[:10] != "127.0.0.1:" ||
-		strings.Join(st.LastReload.Applied, ",") != "on-change,log-level,priority" || strings.Join(st.LastReload.NeedRestart, ",") != "bind" {
+		strings.Join(st.LastReload.Applied, ",") != "on-change,log-level,priority" || strings.Join(st.LastReload.NeedRestart, ",") != "bind,log-format" {
 		t.Errorf("after SIGHUP: priority %d, log level %q, state %s, gossip %s, reload %+v",
 			st.BasePriority, st.LogLevel, st.State, st.GossipAddr, st.LastReload)
 	}
-	if log := out.String(); !strings.Contains(log, "msg=reloading signal=hangup") || !strings.Contains(log, `settings=[bind]`) {
-		t.Errorf("the log lacks the reload or the setting that needs a restart")
+	if log := out.String(); !strings.Contains(log, "msg=reloading signal=hangup") || !strings.Contains(log, `settings="[bind log-format]"`) ||
+		strings.Contains(log, `{"time":`) {
+		t.Errorf("the log lacks the reload or the settings that need a restart, or changed its format")
 	}
 
 	write("priority: 150\nprioirty: 5\n")
