@@ -418,8 +418,9 @@ func (a *Agent) Resign() bool {
 }
 
 // resign is Resign that also returns the term of the leadership it
-// resigns (and the hold-off), read in the same turn of the loop: by the time a caller could
-// read the status, the next leader's claim may have moved the term on.
+// resigns and the hold-off, read in the same turn of the loop: by the
+// time a caller could read the status, the next leader's claim may have
+// moved the term on.
 func (a *Agent) resign() (led bool, term uint64, holdOff time.Duration) {
 	a.call(func() {
 		term = a.machine.Status().Term
