@@ -14,9 +14,6 @@ import (
 // JobStatus is the job's part of /status.
 type JobStatus = proc.JobStatus
 
-// CheckStatus is one check's part of /status.
-type CheckStatus = proc.CheckStatus
-
 // timeFormat is RFC 3339 with milliseconds, as in /status.
 const timeFormat = proc.TimeFormat
 

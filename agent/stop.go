@@ -120,9 +120,7 @@ type failure struct {
 }
 
 func (a *Agent) shutdown(ctx context.Context) {
-	if a.procs.checks != nil {
-		a.procs.checks.Stop()
-	}
+	a.procs.checks.Stop()
 	if a.procs.sup != nil {
 		a.procs.sup.Stop()
 	}

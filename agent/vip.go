@@ -417,23 +417,6 @@ func (a *Agent) onLinks() {
 	a.applyStandby()
 }
 
-// applyStandby keeps the node out of the elections while a link is down.
-// A leader first hands over as a resign does (the job stops, the
-// addresses go, RESIGN); finishResign then comes back here.
-func (a *Agent) applyStandby() {
-	l := &a.loop
-	want := len(l.linksDown) > 0
-	if want == l.standby || l.leaving {
-		return
-	}
-	if want && a.machine.Status().State == election.StateLeader {
-		a.beginResign("a link of the virtual addresses is down")
-		return
-	}
-	l.standby = want
-	a.step(a.now(), election.Event{Kind: election.EvStandby, On: want})
-}
-
 // VIPStatus is one virtual address in /status.
 type VIPStatus struct {
 	Address string `json:"address"` // 198.18.0.100/24
