@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/metrics"
@@ -155,6 +158,9 @@ func (a *Agent) replaceChecks(cfg *Config) {
 	}
 	for _, c := range old {
 		a.procs.checks.Remove(c.id)
+		if !slices.ContainsFunc(l.checks, func(n *checkRun) bool { return n.def.Name == c.def.Name }) {
+			a.met.CheckRuns.DeletePartialMatch(prometheus.Labels{"check": c.def.Name})
+		}
 	}
 	a.cfg.Checks, a.cfg.CheckInterval, a.cfg.CheckTimeout = cfg.Checks, cfg.CheckInterval, cfg.CheckTimeout
 	a.cfg.CheckRise, a.cfg.CheckFall, a.cfg.CheckWeight = cfg.CheckRise, cfg.CheckFall, cfg.CheckWeight

@@ -119,6 +119,10 @@ func TestReplaceChecks(t *testing.T) {
 		t.Errorf("priority %d, want 43 (keep: 50, change: 7)", p)
 	}
 	if n := testutil.ToFloat64(a.met.CheckRuns.WithLabelValues("new", "pass")); n < 1 {
-		t.Errorf("lanleader_check_runs_total{check=new,result=pass} %v", n)
+		t.Errorf("lanleader_check_runs_total{check=new,check_result=pass} %v", n)
+	}
+	// The removed check's series are gone; the others' stay.
+	if n := testutil.CollectAndCount(a.met.CheckRuns); n != 3*3 {
+		t.Errorf("%d series of lanleader_check_runs_total after the replace, want 9 (keep, change, new)", n)
 	}
 }
