@@ -2,7 +2,6 @@ package agent
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -115,7 +114,7 @@ func (a *Agent) record(c *checkRun, r proc.CheckResult) {
 	result := "pass"
 	if !r.OK {
 		result = "fail"
-		if strings.HasPrefix(r.Detail, "timed out") {
+		if proc.TimedOut(r.Detail) {
 			result = "timeout"
 		}
 	}

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -75,7 +76,7 @@ func (s *CheckState) Record(ok bool, rise, fall int) bool {
 func RunCheck(command string, timeout time.Duration, env []string) (bool, string) {
 	res := Shell{Command: command, Env: env, Timeout: timeout}.Run()
 	if res.TimedOut {
-		return false, "timed out after " + timeout.String()
+		return false, timedOut + timeout.String()
 	}
 	if res.Err != nil {
 		d := DescribeExit(res.State, res.Err)
@@ -86,6 +87,12 @@ func RunCheck(command string, timeout time.Duration, env []string) (bool, string
 	}
 	return true, ""
 }
+
+// timedOut begins the detail of a run that ran out of time.
+const timedOut = "timed out after "
+
+// TimedOut says whether detail, of a failed run, is a timeout's.
+func TimedOut(detail string) bool { return strings.HasPrefix(detail, timedOut) }
 
 // CheckRunner runs one check once: RunCheck in a Checker, a test's fake
 // in tests.

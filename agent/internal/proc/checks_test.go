@@ -122,6 +122,9 @@ func TestRunAllTimeout(t *testing.T) {
 	if want := "true |false timed out after 200ms|false exit status 2: sick|2"; got != want {
 		t.Errorf("results %s, want %s", got, want)
 	}
+	if !TimedOut(res[1].Detail) || TimedOut(res[2].Detail) {
+		t.Errorf("TimedOut(%q), TimedOut(%q)", res[1].Detail, res[2].Detail)
+	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("RunAll took %v with a timeout of 200ms", d)
 	}
