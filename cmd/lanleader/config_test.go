@@ -861,3 +861,24 @@ func TestParseRunConfigVIPErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckKeys: check: (the older key) is read as checks:, and --check
+// flags replace the file's checks, mappings included, and an error of a
+// flag's check names the flag, not the file's line of the check it
+// replaced.
+func TestCheckKeys(t *testing.T) {
+	path := writeConfig(t, "check:\n  - test -e /run/ok\n")
+	cfg, _, _ := parseOK(t, "--config", path)
+	if want := []agent.Check{{Command: "test -e /run/ok"}}; !slices.Equal(cfg.Checks, want) {
+		t.Errorf("check: read as %+v, want %+v", cfg.Checks, want)
+	}
+	path = writeConfig(t, "checks:\n  - name: a\n    command: x\n    interval: 5s\n")
+	cfg, _, _ = parseOK(t, "--config", path, "--check", "y")
+	if want := []agent.Check{{Command: "y"}}; !slices.Equal(cfg.Checks, want) {
+		t.Errorf("--check over the file's checks: %+v, want %+v", cfg.Checks, want)
+	}
+	_, _, err := parseRunConfig([]string{"--config", path, "--check", " "}, io.Discard, io.Discard)
+	if err == nil || err.Error() != "--check: empty command" {
+		t.Errorf("an empty --check over the file's checks: %v", err)
+	}
+}
