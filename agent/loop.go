@@ -51,6 +51,7 @@ type loopState struct {
 	vipLoopState
 	checksState
 	trackState
+	standbyState
 }
 
 // run is the event loop: the only goroutine that touches the machine.

@@ -12,6 +12,11 @@ import (
 // (trackfile.go). applyStandby is the one place that decides it; each
 // source calls it when its part changes.
 
+// standbyState is the part of loopState the standby owns.
+type standbyState struct {
+	standby bool // the machine was told EvStandby{On: true}
+}
+
 // standbyReasons says why the node must stay out of the elections now,
 // one phrase per reason; none: it takes part.
 func (a *Agent) standbyReasons() []string {

@@ -140,7 +140,6 @@ type vipAgent struct {
 type vipLoopState struct {
 	vipHeld       bool          // Acquire was called, Release not since
 	linksDown     []string      // the VIPs' interfaces that are down, sorted
-	standby       bool          // the machine was told EvStandby{On: true}
 	reannouncedAt time.Duration // the last burst for a stale claim
 	stalePending  bool          // a stale claim's burst waits until staleDue
 	staleDue      time.Duration
