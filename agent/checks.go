@@ -138,26 +138,38 @@ func (a *Agent) record(c *checkRun, r proc.CheckResult) {
 
 // replaceChecks replaces the running checks and track files with cfg's:
 // a check whose definition (resolved) is unchanged keeps running with its
-// state (its rise and fall counts); the others stop, and the new ones
-// start OK, decided by their first result. The priority and the standby
-// follow at once. Call it on the event loop (a reload does).
+// state and its rise and fall counts; a changed one (the same name) starts
+// anew from its old state, OK or failed, with its counts at 0, so that a
+// reload neither puts a node in fault nor takes it out before the check
+// has run; a new one is OK until its first result, which decides its
+// state at once. The priority and the standby follow at once. Call it on
+// the event loop (a reload does).
 func (a *Agent) replaceChecks(cfg *Config) {
 	l := &a.loop
 	old := l.checks
-	l.checks = nil
-	for _, def := range cfg.ResolvedChecks() {
-		if i := indexCheck(old, def); i >= 0 {
-			l.checks = append(l.checks, old[i])
-			old = append(old[:i], old[i+1:]...)
+	defs := cfg.ResolvedChecks()
+	next := make([]*checkRun, len(defs))
+	for i, def := range defs {
+		if j := slices.IndexFunc(old, func(c *checkRun) bool { return c.def == def }); j >= 0 {
+			next[i] = old[j]
+			old = slices.Delete(old, j, j+1)
+		}
+	}
+	for i, def := range defs {
+		if next[i] != nil {
 			continue
 		}
 		c := a.newCheckRun(def)
-		l.checks = append(l.checks, c)
+		if j := slices.IndexFunc(old, func(o *checkRun) bool { return o.def.Name == def.Name }); j >= 0 {
+			c.state, c.ran, c.last, c.detail = proc.Init(old[j].state.OK), old[j].ran, old[j].last, old[j].detail
+		}
+		next[i] = c
 		a.procs.checks.Add(c.id, def.spec())
 	}
+	l.checks = next
 	for _, c := range old {
 		a.procs.checks.Remove(c.id)
-		if !slices.ContainsFunc(l.checks, func(n *checkRun) bool { return n.def.Name == c.def.Name }) {
+		if !slices.ContainsFunc(next, func(n *checkRun) bool { return n.def.Name == c.def.Name }) {
 			a.met.CheckRuns.DeletePartialMatch(prometheus.Labels{"check": c.def.Name})
 		}
 	}
@@ -167,17 +179,6 @@ func (a *Agent) replaceChecks(cfg *Config) {
 	l.dirty = true
 	a.applyPriority()
 	a.applyStandby()
-}
-
-// indexCheck is the position in runs of the check defined as def, -1 if
-// none.
-func indexCheck(runs []*checkRun, def Check) int {
-	for i, c := range runs {
-		if c.def == def {
-			return i
-		}
-	}
-	return -1
 }
 
 // checkWeights is what the failed checks take off the priority.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/lanleader/lanleader/agent/internal/proc"
 )
 
 // TestFaultCheck: a check of weight 0 that fails on the leader makes it
@@ -85,9 +87,10 @@ func TestTrackFile(t *testing.T) {
 }
 
 // TestReplaceChecks: a check whose definition is unchanged keeps its
-// state and its goroutine across replaceChecks; a changed one starts
-// anew (OK until its first result), a removed one is gone from /status
-// and the metrics' view.
+// state, counts and goroutine across replaceChecks; a changed one (same
+// name) starts anew from its old state with its counts at 0; a new one is
+// OK until its first result; a removed one is gone from /status and its
+// series from the metrics.
 func TestReplaceChecks(t *testing.T) {
 	l := startLocal(t, LocalOptions{Nodes: 1, Base: func(c *Config) {
 		c.Checks = []Check{{Name: "keep", Command: "exit 1", Fall: 1, Rise: 5}, {Name: "change", Command: "exit 1"}, {Name: "drop", Command: "true"}}
@@ -105,7 +108,7 @@ func TestReplaceChecks(t *testing.T) {
 	if len(after) != 3 || after[1] != before[0] || after[1].state.OK || after[1].def.Name != "keep" {
 		t.Fatalf("keep: before %+v, after %+v", before[0], after[1])
 	}
-	if c := after[2]; c == before[1] || !c.state.OK || c.ran || c.def.Weight != 7 {
+	if c := after[2]; c == before[1] || c.state != (proc.CheckState{OK: false}) || !c.ran || c.def.Weight != 7 || c.detail != "exit status 1" {
 		t.Errorf("changed check %+v", c)
 	}
 	if c := after[0]; c.def.Name != "new" || c.ran {
