@@ -130,9 +130,8 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
 		a.procs.hooks = newHookRunner(a)
 	}
-	for _, c := range cfg.Checks {
-		a.loop.checks = append(a.loop.checks, CheckStatus{Command: c, OK: true, Weight: cfg.CheckWeight})
-	}
+	a.procs.checkRunner = proc.ShellChecks(hookEnv(&a.cfg, "starting", 0, 0))
+	a.procs.checks = proc.NewChecker(a.procs.checkRunner, func(r proc.CheckResult) { a.call(func() { a.onCheck(r) }) })
 	a.metaPush.kick = make(chan struct{}, 1)
 	a.syncKick = make(chan syncReq, 1)
 	a.metaPush.repeats = metaRepeats
@@ -206,31 +205,6 @@ func (a *Agent) Start() (err error) {
 	a.startJoiner()
 	a.logStart()
 	a.startWorkers()
-	return nil
-}
-
-// firstChecks runs the health checks once before anything opens: the node
-// starts with the priority they give it.
-func (a *Agent) firstChecks() error {
-	cfg := &a.cfg
-	if len(cfg.Checks) == 0 {
-		return nil
-	}
-	a.procs.checks = proc.NewChecker(cfg.Checks, cfg.CheckInterval, hookEnv(cfg, "starting", 0, 0))
-	for _, r := range a.procs.checks.First() {
-		c := &a.loop.checks[r.Index]
-		c.OK, c.Last, c.Detail = r.OK, r.At.UTC().Format(timeFormat), r.Detail
-		if !r.OK {
-			a.log.Warn("check fails", "check", c.Command, "detail", r.Detail, "weight", c.Weight)
-		}
-	}
-	if p := a.effectivePriority(); p != cfg.Priority {
-		m, err := newMachine(cfg, p)
-		if err != nil {
-			return err
-		}
-		a.machine = m
-	}
 	return nil
 }
 
@@ -374,9 +348,8 @@ func (a *Agent) startWorkers() {
 	if a.procs.hooks != nil {
 		go a.procs.hooks.Run()
 	}
-	if a.procs.checks != nil {
-		a.startChecks(a.procs.checks)
-	}
+	a.startChecks()
+	a.startTrackFiles()
 }
 
 // memberlistError names the problem of a failed memberlist start.

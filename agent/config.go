@@ -274,17 +274,28 @@ type Config struct {
 	// killed (its process group) and counted. Default 10s.
 	HookTimeout time.Duration
 
-	// Checks are health checks, shell commands (sh -c) run every
-	// CheckInterval; one that exits non-zero, or runs longer than the
-	// interval, lowers the node's priority by CheckWeight until it passes
-	// again (never below 1). Default none.
-	Checks []string
-	// CheckInterval is how often each check runs, at least 100ms.
-	// Default 2s.
+	// Checks are health checks (keepalived's vrrp_script, see Check):
+	// shell commands (sh -c) run every interval; one that fails (exits
+	// non-zero or runs out of time) fall times in a row lowers the node's
+	// priority by its weight (never below 1), or with weight 0 puts the
+	// node in fault, until it passes rise times in a row. Default none.
+	Checks []Check
+	// CheckInterval is how often a check runs that does not say, at
+	// least 100ms. Default 2s.
 	CheckInterval time.Duration
-	// CheckWeight is what a failing check takes off the priority, 1 to
-	// 65535. Default 50.
+	// CheckTimeout bounds a run of a check that does not say, at most its
+	// interval; 0 (the default) is the interval.
+	CheckTimeout time.Duration
+	// CheckRise and CheckFall are a check's rise and fall when it does
+	// not say, 1 to MaxCheckRiseFall. Default 1 each.
+	CheckRise, CheckFall int
+	// CheckWeight is what a failing check takes off the priority when it
+	// does not say, 0 to 65535; 0 makes such checks faults. Default 50.
 	CheckWeight int
+	// TrackFiles are files whose presence puts the node in fault
+	// (keepalived's track_file for maintenance): stat'ed every
+	// TrackFileEvery; a missing directory is an absent file. Default none.
+	TrackFiles []string
 
 	// Key is the cluster's secret (lanleader run reads it from
 	// --key-file), at least MinKeyLen bytes; every agent of the cluster
@@ -395,6 +406,8 @@ func DefaultConfig() Config {
 		HookTimeout:      DefaultHookTimeout,
 		CheckInterval:    DefaultCheckInterval,
 		CheckWeight:      DefaultCheckWeight,
+		CheckRise:        1,
+		CheckFall:        1,
 		// The why of each is on its constant; a link that is down cannot
 		// carry the addresses, so the node should not lead.
 		VIPAnnounceRepeat:   DefaultVIPAnnounceRepeat,

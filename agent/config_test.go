@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -98,7 +99,7 @@ func TestSettingErrors(t *testing.T) {
 			others = append(others, err.Error())
 		}
 	}
-	want := []string{"priority | 0 out of range 1…65535", "check-weight | 70000 out of range 1…65535"}
+	want := []string{"priority | 0 out of range 1…65535", "check-weight | 70000 out of range 0…65535"}
 	if strings.Join(settings, "\n") != strings.Join(want, "\n") {
 		t.Errorf("setting errors %q, want %q", settings, want)
 	}
@@ -222,5 +223,49 @@ func TestStopBoundedByContext(t *testing.T) {
 	a.Stop(ctx)
 	if d := time.Since(t0); d > 3*time.Second {
 		t.Fatalf("Stop took %v with a 1s context", d)
+	}
+}
+
+// TestResolvedChecks: a check's own settings win over the check_*
+// defaults, a default name is check-N, weight 0 (its own Fault, or the
+// default weight 0) is a fault, and Validate names each check's fields.
+func TestResolvedChecks(t *testing.T) {
+	c := testConfig("a", 1)
+	c.CheckInterval, c.CheckTimeout, c.CheckRise, c.CheckFall, c.CheckWeight = time.Second, 300*time.Millisecond, 2, 3, 40
+	c.Checks = []Check{{Command: "a"}, {Name: "b", Command: "b", Interval: 5 * time.Second, Timeout: 4 * time.Second, Rise: 7, Fall: 8, Weight: 9},
+		{Command: "c", Fault: true}}
+	got := c.ResolvedChecks()
+	want := []Check{
+		{Name: "check-1", Command: "a", Interval: time.Second, Timeout: 300 * time.Millisecond, Rise: 2, Fall: 3, Weight: 40},
+		{Name: "b", Command: "b", Interval: 5 * time.Second, Timeout: 4 * time.Second, Rise: 7, Fall: 8, Weight: 9},
+		{Name: "check-3", Command: "c", Interval: time.Second, Timeout: 300 * time.Millisecond, Rise: 2, Fall: 3, Fault: true},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("resolved\n%+v\nwant\n%+v", got, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("valid checks: %v", err)
+	}
+	c.CheckTimeout, c.CheckWeight = 0, 0
+	if r := c.ResolvedChecks(); r[0].Timeout != time.Second || !r[0].Fault || r[0].Weight != 0 {
+		t.Errorf("timeout 0 is the interval, weight 0 a fault: %+v", r[0])
+	}
+	c.Checks = []Check{{Command: "x", Interval: time.Second, Timeout: 2 * time.Second, Rise: -1, Weight: -5}, {Name: "check-1", Command: " "}}
+	var settings []string
+	for _, err := range err2list(c.Validate()) {
+		var se *SettingError
+		if errors.As(err, &se) {
+			settings = append(settings, se.Setting+" | "+se.Err.Error())
+		}
+	}
+	wantErrs := []string{
+		"checks[1].timeout | 2s is longer than the check's interval 1s",
+		"checks[1].rise | -1 out of range 1…1000",
+		"checks[1].weight | -5 out of range 0…65535",
+		"checks[2].command | empty command",
+		`checks[2].name | "check-1" is the name of checks 1 and 2`,
+	}
+	if strings.Join(settings, "\n") != strings.Join(wantErrs, "\n") {
+		t.Errorf("errors\n%s\nwant\n%s", strings.Join(settings, "\n"), strings.Join(wantErrs, "\n"))
 	}
 }

@@ -332,7 +332,7 @@ func TestHooks(t *testing.T) {
 func TestChecks(t *testing.T) {
 	dir := t.TempDir()
 	l := startLocal(t, LocalOptions{Nodes: 2, Base: func(c *Config) {
-		c.Checks = []string{"test ! -e " + dir + "/fail-$LANLEADER_NODE_ID"}
+		c.Checks = []Check{{Command: "test ! -e " + dir + "/fail-$LANLEADER_NODE_ID"}}
 		c.CheckInterval, c.CheckWeight = 100*time.Millisecond, 30
 	}})
 	waitLeader(t, l, electBound, 1)

@@ -56,7 +56,6 @@ type leadState struct {
 	jobWaitUntil time.Duration
 	jobWaitSync  time.Duration // the next state exchange with jobWait's member
 
-	checks       []CheckStatus
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
 	penalised    bool
 
@@ -209,34 +208,18 @@ func (a *Agent) finishResign() {
 		a.step(a.now(), election.Event{Kind: election.EvResign})
 	}
 	a.updateJob()
-	// A resign for a link that is down: now out of the elections.
+	// A resign for a standby (standby.go): now out of the elections.
 	a.applyStandby()
 }
 
 // effectivePriority is the configured priority less the weights of the
-// failing checks, 1 while penalised, never below 1.
+// failed checks, 1 while penalised, never below 1.
 func (a *Agent) effectivePriority() uint16 {
-	l := &a.loop
-	p := int(a.cfg.Priority)
-	for _, c := range l.checks {
-		if !c.OK {
-			p -= c.Weight
-		}
-	}
-	if l.penalised {
+	p := int(a.cfg.Priority) - a.checkWeights()
+	if a.loop.penalised {
 		p = 1
 	}
 	return uint16(max(p, 1))
-}
-
-func (a *Agent) checksFailing() int {
-	n := 0
-	for _, c := range a.loop.checks {
-		if !c.OK {
-			n++
-		}
-	}
-	return n
 }
 
 // applyPriority gives the machine and the other members the effective
@@ -253,23 +236,6 @@ func (a *Agent) applyPriority() {
 	a.setMeta()
 	a.pushMeta()
 	l.dirty = true
-}
-
-// onCheck records one check's result.
-func (a *Agent) onCheck(r proc.CheckResult) {
-	l := &a.loop
-	c := &l.checks[r.Index]
-	was := c.OK
-	c.OK, c.Last, c.Detail = r.OK, r.At.UTC().Format(timeFormat), r.Detail
-	l.dirty = true
-	if was != r.OK {
-		if r.OK {
-			a.log.Info("check passes again", "check", c.Command)
-		} else {
-			a.log.Warn("check fails", "check", c.Command, "detail", r.Detail, "weight", c.Weight)
-		}
-	}
-	a.applyPriority()
 }
 
 // onMemberChanged: a member's metadata changed, it went away, or a state

@@ -51,6 +51,9 @@ type loopState struct {
 
 	leadState
 	vipLoopState
+	checksState
+	trackState
+	standbyState
 }
 
 // run is the event loop: the only goroutine that touches the machine.
@@ -68,6 +71,7 @@ func (a *Agent) run() {
 	l.prev = a.machine.Status()
 	l.dirty = true
 	a.step(a.now(), election.Event{Kind: election.EvStart})
+	a.applyStandby() // a track file or a fault check at the start
 	a.housekeep()
 	a.rearmAux()
 	for {

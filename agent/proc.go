@@ -13,16 +13,18 @@ import (
 // decided in lead.go and lease.go.
 
 // procs are the agent's runners of child processes. The loop alone
-// changes hooks and checks (a reload), under mu, which shutdown takes to
-// stop the checker while the loop still runs.
+// replaces the hook runner (a reload), under mu, which shutdown takes to
+// end the runners while the loop still runs; the checker takes new checks
+// itself (a reload) and none once stopped.
 type procs struct {
-	sup    *proc.Supervisor // nil without a job
-	hooks  *proc.HookRunner // nil without hooks
-	checks *proc.Checker    // nil without checks
-	dirty  chan struct{}    // capacity 1: the job's status changed
+	sup         *proc.Supervisor // nil without a job
+	hooks       *proc.HookRunner // nil without hooks
+	checks      *proc.Checker    // the health checks' goroutines
+	checkRunner proc.CheckRunner // runs one check: the shell
+	dirty       chan struct{}    // capacity 1: the job's status changed
 
 	mu     sync.Mutex
-	closed bool // shutdown stopped the checker: no new one starts
+	closed bool // shutdown ended the runners: no new one starts
 }
 
 // swap runs f, which replaces a runner, unless the agent is shutting
@@ -37,22 +39,16 @@ func (p *procs) swap(f func()) bool {
 	return true
 }
 
-// closeChecks stops the checker for good (shutdown).
+// closeChecks stops the checker for good, and any later swap (shutdown).
 func (p *procs) closeChecks() {
 	p.mu.Lock()
-	c := p.checks
 	p.closed = true
 	p.mu.Unlock()
-	if c != nil {
-		c.Stop()
-	}
+	p.checks.Stop()
 }
 
 // JobStatus is the job's part of /status.
 type JobStatus = proc.JobStatus
-
-// CheckStatus is one check's part of /status.
-type CheckStatus = proc.CheckStatus
 
 // timeFormat is RFC 3339 with milliseconds, as in /status.
 const timeFormat = proc.TimeFormat

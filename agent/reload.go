@@ -172,7 +172,7 @@ func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 	if a.procs.sup != nil {
 		a.procs.sup.SetLimits(proc.Limits{Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow})
 	}
-	if !slices.Equal(old.Checks, cfg.Checks) || old.CheckInterval != cfg.CheckInterval || old.CheckWeight != cfg.CheckWeight {
+	if !slices.Equal(old.ResolvedChecks(), cfg.ResolvedChecks()) || !slices.Equal(old.TrackFiles, cfg.TrackFiles) {
 		applied = append(applied, "check")
 		a.replaceChecks(cfg)
 	}
@@ -205,50 +205,3 @@ func (a *Agent) replaceHooks(timeoutChanged bool) {
 	go h.Run()
 }
 
-// replaceChecks stops the running checker and starts one of cfg's checks.
-// A check that was configured before keeps its last result; a new one
-// counts as passing until its first run. The old checker stops in the
-// background (it waits for a check under way, whose report waits for the
-// loop); a result of it that comes late is dropped.
-func (a *Agent) replaceChecks(cfg *Config) {
-	prev := a.loop.checks
-	a.setConfig(func(c *Config) {
-		c.Checks, c.CheckInterval, c.CheckWeight = slices.Clone(cfg.Checks), cfg.CheckInterval, cfg.CheckWeight
-	})
-	a.loop.checks = nil
-	for _, cmd := range cfg.Checks {
-		st := CheckStatus{Command: cmd, OK: true, Weight: cfg.CheckWeight}
-		if i := slices.IndexFunc(prev, func(c CheckStatus) bool { return c.Command == cmd }); i >= 0 {
-			st.OK, st.Last, st.Detail = prev[i].OK, prev[i].Last, prev[i].Detail
-		}
-		a.loop.checks = append(a.loop.checks, st)
-	}
-	var c *proc.Checker
-	if len(cfg.Checks) > 0 {
-		c = proc.NewChecker(cfg.Checks, cfg.CheckInterval, hookEnv(&a.cfg, "starting", 0, 0))
-	}
-	old := a.procs.checks
-	if !a.procs.swap(func() { a.procs.checks = c }) {
-		return
-	}
-	if old != nil {
-		go old.Stop()
-	}
-	if c != nil {
-		a.startChecks(c)
-	}
-	a.loop.dirty = true
-	a.applyPriority()
-}
-
-// startChecks starts c, whose results the loop takes while c is the
-// agent's checker.
-func (a *Agent) startChecks(c *proc.Checker) {
-	c.Start(func(r proc.CheckResult) {
-		a.call(func() {
-			if a.procs.checks == c {
-				a.onCheck(r)
-			}
-		})
-	})
-}

@@ -101,7 +101,7 @@ func TestReloadChecks(t *testing.T) {
 		return a.Status().State == "leader", a.Status().State
 	})
 	next := a.Config()
-	next.Checks, next.CheckInterval, next.CheckWeight = []string{"exit 1", "true"}, MinCheckInterval, 30
+	next.Checks, next.CheckInterval, next.CheckWeight = []Check{{Command: "exit 1"}, {Command: "true"}}, MinCheckInterval, 30
 	if err := a.Reload(func() (Config, error) { return next, nil }); err != nil {
 		t.Fatal(err)
 	}

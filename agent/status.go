@@ -59,6 +59,12 @@ type Status struct {
 	LogLevel string `json:"log_level,omitempty"`
 	// LastReload is the last reload of the configuration (SIGHUP).
 	LastReload *ReloadStatus `json:"last_reload,omitempty"`
+	// TrackFiles are the track files (--track-file) and whether each is
+	// present; Fault says why this node takes no part in elections now
+	// (a failed check of weight 0, a track file, a link down), empty when
+	// it does.
+	TrackFiles []TrackFileStatus `json:"track_files,omitempty"`
+	Fault      []string          `json:"fault,omitempty"`
 }
 
 // Member is one other member of the cluster as memberlist sees it.
@@ -106,9 +112,9 @@ func (a *Agent) publish() {
 	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
 	s.BasePriority = a.cfg.Priority
 	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
-	if len(l.checks) > 0 {
-		s.Checks = slices.Clone(l.checks)
-	}
+	var checks []metrics.Check
+	s.Checks, checks = a.checkStatus()
+	s.TrackFiles, s.Fault = a.trackStatus(), a.standbyReasons()
 	if l.penalised {
 		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
 	}
@@ -134,7 +140,7 @@ func (a *Agent) publish() {
 	}
 	a.snap.Store(s)
 	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
-		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips})
+		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips, Checks: checks, Fault: len(s.Fault) > 0})
 	a.notifyStatus(s)
 }
 

@@ -52,7 +52,9 @@ var intRanges = map[string]Range{
 	"election-port":       {0, 65535},
 	"quorum":              {0, wire.MaxMembers},
 	"job-max-failures":    {0, MaxJobMaxFailures},
-	"check-weight":        {1, 65535},
+	"check-weight":        {0, 65535},
+	"check-rise":          {1, MaxCheckRiseFall},
+	"check-fall":          {1, MaxCheckRiseFall},
 	"vip-announce-repeat": {1, MaxVIPAnnounceRepeat},
 }
 
@@ -125,6 +127,7 @@ func (c *Config) checkIntegers(p *problems) {
 	}{
 		{"node-id", c.NodeID}, {"priority", c.Priority}, {"election-port", c.ElectionPort},
 		{"quorum", c.Quorum}, {"job-max-failures", c.JobMaxFailures}, {"check-weight", c.CheckWeight},
+		{"check-rise", c.CheckRise}, {"check-fall", c.CheckFall},
 		{"vip-announce-repeat", c.VIPAnnounceRepeat},
 	} {
 		if r := intRanges[f.setting]; !r.contains(f.value) {
@@ -250,14 +253,7 @@ func (c *Config) checkProcesses(p *problems) {
 	}
 	p.notNegative(namedDuration{"job-grace", c.JobGrace}, namedDuration{"job-failure-window", c.JobFailureWindow},
 		namedDuration{"hook-timeout", c.HookTimeout})
-	for _, ch := range c.Checks {
-		if strings.TrimSpace(ch) == "" {
-			p.setting("check", "empty command")
-		}
-	}
-	if c.CheckInterval < MinCheckInterval {
-		p.setting("check-interval", "%v is shorter than %v", c.CheckInterval, MinCheckInterval)
-	}
+	c.checkChecks(p)
 }
 
 // checkKeys checks the lengths of the keys, and that older keys come with

@@ -144,7 +144,6 @@ type vipAgent struct {
 type vipLoopState struct {
 	vipHeld       bool          // Acquire was called, Release not since
 	linksDown     []string      // the VIPs' interfaces that are down, sorted
-	standby       bool          // the machine was told EvStandby{On: true}
 	reannouncedAt time.Duration // the last burst for a stale claim
 	stalePending  bool          // a stale claim's burst waits until staleDue
 	staleDue      time.Duration
@@ -463,23 +462,6 @@ func (a *Agent) onLinks() {
 	}
 	l.linksDown, l.dirty = down, true
 	a.applyStandby()
-}
-
-// applyStandby keeps the node out of the elections while a link is down.
-// A leader first hands over as a resign does (the job stops, the
-// addresses go, RESIGN); finishResign then comes back here.
-func (a *Agent) applyStandby() {
-	l := &a.loop
-	want := len(l.linksDown) > 0
-	if want == l.standby || l.leaving {
-		return
-	}
-	if want && a.machine.Status().State == election.StateLeader {
-		a.beginResign("a link of the virtual addresses is down")
-		return
-	}
-	l.standby = want
-	a.step(a.now(), election.Event{Kind: election.EvStandby, On: want})
 }
 
 // VIPStatus is one virtual address in /status.

@@ -20,8 +20,13 @@ func busyRegistry(t *testing.T, version string, v View) *prometheus.Registry {
 	if v.VIPs == nil {
 		v.VIPs = []VIP{{Address: "198.18.0.100/24", Up: true}}
 	}
+	if v.Checks == nil {
+		v.Checks = []Check{{Name: "db", Up: true}}
+	}
 	reg, m := newTestRegistry(t, version, fixedView(v))
 	m.VIPInit("198.18.0.100/24")
+	m.CheckInit("db")
+	m.CheckRuns.WithLabelValues("db", "pass").Inc()
 	m.VIPAnnouncements.WithLabelValues("198.18.0.100/24").Add(5)
 	m.VIPConflicts.WithLabelValues("198.18.0.100/24").Inc()
 	for _, r := range ElectionResults {
@@ -126,6 +131,8 @@ var valueLists = map[string][]string{
 	"result": ElectionResults, "type": MessageTypes, "hook": Hooks, "outcome": HookOutcomes,
 	// address takes the configured virtual addresses only: busyRegistry's.
 	"address": {"198.18.0.100/24"},
+	// check takes the configured checks' names only: busyRegistry's.
+	"check": {"db"}, "check_result": CheckResults,
 }
 
 // metricValueLists are the lists of labels whose name another metric
@@ -190,10 +197,13 @@ func TestLabelValuesAreBounded(t *testing.T) {
 		}
 	}
 	want := `lanleader_build_info GAUGE {version} 1
+lanleader_check_runs_total COUNTER {check,check_result} 3
+lanleader_check_up GAUGE {check} 1
 lanleader_checks_failing GAUGE {} 1
 lanleader_config_reloads_total COUNTER {result} 2
 lanleader_elections_total COUNTER {result} 2
 lanleader_failover_seconds HISTOGRAM {} 1
+lanleader_fault GAUGE {} 1
 lanleader_hook_runs_total COUNTER {hook,outcome} 12
 lanleader_is_leader GAUGE {} 1
 lanleader_job_restarts_total COUNTER {} 1

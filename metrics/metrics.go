@@ -25,7 +25,22 @@ type View struct {
 	ChecksFailing int
 	// VIPs are the virtual addresses and whether each is on this host.
 	VIPs []VIP
+	// Checks are the health checks and whether each is OK now.
+	Checks []Check
+	// Fault: this node is out of the elections now (a fault check
+	// failed, a track file present, a link down).
+	Fault bool
 }
+
+// Check is one health check in a View.
+type Check struct {
+	Name string // the label
+	Up   bool   // OK now, by its rise and fall
+}
+
+// CheckResults lists the values of the check_result label of
+// lanleader_check_runs_total.
+var CheckResults = []string{"pass", "fail", "timeout"}
 
 // VIP is one virtual address in a View.
 type VIP struct {
@@ -151,6 +166,12 @@ var (
 		"Effective priority of this node: its configured priority less the weights of its failing health checks (1 while it is penalised for a failing job)."}
 	specChecksFailing = spec{"lanleader_checks_failing", typeGauge, nil,
 		"Health checks of this node that fail now."}
+	specCheckUp = spec{"lanleader_check_up", typeGauge, []string{"check"},
+		"Whether the health check is OK now (1) or failed (0), by its rise and fall."}
+	specCheckRuns = spec{"lanleader_check_runs_total", typeCounter, []string{"check", "check_result"},
+		"Runs of the health check, by result (pass, fail: non-zero exit, timeout)."}
+	specFault = spec{"lanleader_fault", typeGauge, nil,
+		"Whether this node is out of the elections now (1: a fault check failed, a track file is present or a link of the virtual addresses is down) or not (0)."}
 	specHookRuns = spec{"lanleader_hook_runs_total", typeCounter, []string{"hook", "outcome"},
 		"Hook runs (on_leader, on_follower, on_change), by outcome."}
 	specConfigReloads = spec{"lanleader_config_reloads_total", typeCounter, []string{"result"},
@@ -182,6 +203,9 @@ var specs = []*spec{
 	&specJobRestarts,
 	&specPriority,
 	&specChecksFailing,
+	&specCheckUp,
+	&specCheckRuns,
+	&specFault,
 	&specHookRuns,
 	&specVIPUp,
 	&specVIPAnnouncements,
@@ -225,6 +249,9 @@ type Metrics struct {
 	JobRestarts      prometheus.Counter     // lanleader_job_restarts_total
 	HookRuns         *prometheus.CounterVec // lanleader_hook_runs_total{hook,outcome}, values in Hooks and HookOutcomes
 	ConfigReloads    *prometheus.CounterVec // lanleader_config_reloads_total{result}, values in ReloadResults
+	// CheckRuns counts by the configured checks' names (their check
+	// label), whose series CheckInit creates.
+	CheckRuns *prometheus.CounterVec // lanleader_check_runs_total{check,check_result}, check_result in CheckResults
 	// VIPAnnouncements and VIPConflicts count by the configured addresses
 	// (their address label), whose series VIPInit creates.
 	VIPAnnouncements *prometheus.CounterVec // lanleader_vip_announcements_total{address}
@@ -237,6 +264,13 @@ type Metrics struct {
 func (m *Metrics) VIPInit(addr string) {
 	m.VIPAnnouncements.WithLabelValues(addr)
 	m.VIPConflicts.WithLabelValues(addr)
+}
+
+// CheckInit creates the series of the health check name at 0.
+func (m *Metrics) CheckInit(name string) {
+	for _, r := range CheckResults {
+		m.CheckRuns.WithLabelValues(name, r)
+	}
 }
 
 // New registers every lanleader metric on reg, plus the Go and process
@@ -271,6 +305,7 @@ func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
 		ConfigReloads:    specConfigReloads.counterVec(ReloadResults),
 		VIPAnnouncements: specVIPAnnouncements.counterVec(nil),
 		VIPConflicts:     specVIPConflicts.counterVec(nil),
+		CheckRuns:        prometheus.NewCounterVec(prometheus.CounterOpts{Name: specCheckRuns.name, Help: specCheckRuns.help}, specCheckRuns.labels),
 	}
 	for _, h := range Hooks {
 		for _, o := range HookOutcomes {
@@ -292,6 +327,7 @@ func New(reg prometheus.Registerer, version string, view func() View) *Metrics {
 		m.JobRestarts,
 		m.HookRuns,
 		m.ConfigReloads,
+		m.CheckRuns,
 		m.VIPAnnouncements,
 		m.VIPConflicts,
 		buildInfo,
@@ -333,6 +369,7 @@ type stateCollector struct {
 	view                                       func() View
 	isLeader, term, leaderInfo, state, members *prometheus.Desc
 	priority, checksFailing, vipUp             *prometheus.Desc
+	checkUp, fault                             *prometheus.Desc
 }
 
 func newStateCollector(view func() View) *stateCollector {
@@ -346,6 +383,8 @@ func newStateCollector(view func() View) *stateCollector {
 		priority:      specPriority.desc(),
 		checksFailing: specChecksFailing.desc(),
 		vipUp:         specVIPUp.desc(),
+		checkUp:       specCheckUp.desc(),
+		fault:         specFault.desc(),
 	}
 }
 
@@ -360,6 +399,8 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.priority
 	ch <- c.checksFailing
 	ch <- c.vipUp
+	ch <- c.checkUp
+	ch <- c.fault
 }
 
 // Collect calls view once and emits one series per metric and label value.
@@ -385,6 +426,10 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, a := range v.VIPs {
 		ch <- gauge(c.vipUp, boolValue(a.Up), a.Address)
 	}
+	for _, k := range v.Checks {
+		ch <- gauge(c.checkUp, boolValue(k.Up), k.Name)
+	}
+	ch <- gauge(c.fault, boolValue(v.Fault))
 }
 
 // gauge never panics: a scrape must not crash the agent. An error (none is

@@ -40,6 +40,8 @@ const stateHelp = `
 # TYPE lanleader_priority gauge
 # HELP lanleader_checks_failing Health checks of this node that fail now.
 # TYPE lanleader_checks_failing gauge
+# HELP lanleader_fault Whether this node is out of the elections now (1: a fault check failed, a track file is present or a link of the virtual addresses is down) or not (0).
+# TYPE lanleader_fault gauge
 `
 
 func TestStateCollector(t *testing.T) {
@@ -67,6 +69,7 @@ lanleader_members{status="left"} 0
 lanleader_members{status="suspect"} 0
 lanleader_priority 150
 lanleader_checks_failing 1
+lanleader_fault 0
 `,
 		},
 		{
@@ -89,6 +92,7 @@ lanleader_members{status="left"} 0
 lanleader_members{status="suspect"} 0
 lanleader_priority 0
 lanleader_checks_failing 0
+lanleader_fault 0
 `,
 		},
 		{
@@ -111,6 +115,7 @@ lanleader_members{status="left"} 3
 lanleader_members{status="suspect"} 1
 lanleader_priority 0
 lanleader_checks_failing 0
+lanleader_fault 0
 `,
 		},
 		{
@@ -133,6 +138,7 @@ lanleader_members{status="left"} 0
 lanleader_members{status="suspect"} 0
 lanleader_priority 0
 lanleader_checks_failing 0
+lanleader_fault 0
 `,
 		},
 	}
@@ -147,7 +153,7 @@ lanleader_checks_failing 0
 			reg, _ := newTestRegistry(t, "test", fixedView(tc.view))
 			if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 				"lanleader_is_leader", "lanleader_term", "lanleader_leader_info",
-				"lanleader_state", "lanleader_members", "lanleader_priority", "lanleader_checks_failing"); err != nil {
+				"lanleader_state", "lanleader_members", "lanleader_priority", "lanleader_checks_failing", "lanleader_fault"); err != nil {
 				t.Error(err)
 			}
 		})
@@ -380,8 +386,9 @@ func TestLint(t *testing.T) {
 
 func TestDescribeMatchesRegistry(t *testing.T) {
 	reg, m := newTestRegistry(t, "test", fixedView(View{State: "follower", LeaderID: 2, LeaderName: "b",
-		VIPs: []VIP{{Address: "198.18.0.100/24"}}}))
+		VIPs: []VIP{{Address: "198.18.0.100/24"}}, Checks: []Check{{Name: "db"}}}))
 	m.VIPInit("198.18.0.100/24")
+	m.CheckInit("db")
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -434,7 +441,7 @@ func TestDescribeMatchesRegistry(t *testing.T) {
 		"lanleader_messages_received_total", "lanleader_packets_dropped_total",
 		"lanleader_failover_seconds", "lanleader_job_running",
 		"lanleader_job_restarts_total", "lanleader_priority", "lanleader_checks_failing",
-		"lanleader_hook_runs_total", "lanleader_vip_up", "lanleader_vip_announcements_total",
+		"lanleader_check_up", "lanleader_check_runs_total", "lanleader_fault", "lanleader_hook_runs_total", "lanleader_vip_up", "lanleader_vip_announcements_total",
 		"lanleader_vip_conflicts_total", "lanleader_config_reloads_total", "lanleader_build_info"}
 	var gotOrder []string
 	for _, info := range Describe() {

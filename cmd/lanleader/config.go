@@ -81,7 +81,8 @@ const (
 	keyFile                   // the path of a key, read at once
 	stateFile                 // the path of a state file, read at once
 	addrList                  // addresses, comma-separated; the flag may be repeated; a list in the file
-	commands                  // a shell command each time the flag is given; a list in the file
+	checkList                 // a check's shell command each time the flag is given; in the file a list of commands or of mappings (checkfile.go)
+	fileList                  // a file each time the flag is given; a list in the file
 	vipAddr                   // a virtual address, ADDR/PREFIX[,dev=IFACE], each time the flag is given; a list in the file
 	argv                      // the job's command line: no flag (it goes after --); in the file a list, or a string for /bin/sh -c
 )
@@ -100,8 +101,20 @@ type option struct {
 	kind  kind
 }
 
+// listKeys are the YAML keys of the options whose key is the plural of
+// their repeatable flag.
+var listKeys = map[string]string{"check": "checks", "track-file": "track_files"}
+
+// keyAliases are the older YAML keys still read: key → flag.
+var keyAliases = map[string]string{"check": "check"}
+
 // key is the option's YAML key.
-func (o option) key() string { return strings.ReplaceAll(o.flag, "-", "_") }
+func (o option) key() string {
+	if k, ok := listKeys[o.flag]; ok {
+		return k
+	}
+	return strings.ReplaceAll(o.flag, "-", "_")
+}
 
 // isFlag says whether the option is also a flag (all but the job).
 func (o option) isFlag() bool { return o.kind != argv }
@@ -141,9 +154,13 @@ var runOptions = []option{
 	{"on-follower", "OnFollower", text},
 	{"on-change", "OnChange", text},
 	{"hook-timeout", "HookTimeout", duration},
-	{"check", "Checks", commands},
+	{"check", "Checks", checkList},
 	{"check-interval", "CheckInterval", duration},
+	{"check-timeout", "CheckTimeout", duration},
+	{"check-rise", "CheckRise", integer},
+	{"check-fall", "CheckFall", integer},
 	{"check-weight", "CheckWeight", integer},
+	{"track-file", "TrackFiles", fileList},
 	{"vip", "VIPs", vipAddr},
 	{"vip-announce-repeat", "VIPAnnounceRepeat", integer},
 	{"vip-announce-interval", "VIPAnnounceInterval", durationOrOff},
@@ -241,8 +258,10 @@ func (o option) set(s *settings, v string) error {
 			}
 			f.Set(reflect.Append(f, reflect.ValueOf(a)))
 		}
-	case commands, argv:
+	case fileList, argv:
 		f.Set(reflect.Append(f, reflect.ValueOf(v)))
+	case checkList:
+		f.Set(reflect.Append(f, reflect.ValueOf(agent.Check{Command: v})))
 	case vipAddr:
 		a, err := agent.ParseVIP(v)
 		if err != nil {
@@ -348,8 +367,15 @@ func attribute(err error, where map[string]string) error {
 	errs := slices.Clone(unjoin(err))
 	for i, e := range errs {
 		var se *agent.SettingError
-		if errors.As(e, &se) && where[se.Setting] != "" {
-			errs[i] = fmt.Errorf("%s: %w", where[se.Setting], se.Err)
+		if !errors.As(e, &se) {
+			continue
+		}
+		w := where[se.Setting]
+		if w == "" && strings.HasPrefix(se.Setting, "checks[") {
+			w = where["check"] // a --check flag's, or a file's check that says nothing of it
+		}
+		if w != "" {
+			errs[i] = fmt.Errorf("%s: %w", w, se.Err)
 		}
 	}
 	return errors.Join(errs...)

@@ -52,6 +52,8 @@ func defaultRunConfig(t *testing.T) agent.Config {
 		HookTimeout:      10 * time.Second,
 		CheckInterval:    2 * time.Second,
 		CheckWeight:      50,
+		CheckRise:        1,
+		CheckFall:        1,
 
 		VIPs:                nil,
 		VIPAnnounceRepeat:   5,
@@ -207,10 +209,15 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--hook-timeout", "1s"}, func(c *agent.Config) { c.HookTimeout = time.Second }},
 		// --check is repeated, and commas stay inside a command.
 		{[]string{"--check", "test -e /run/ok", "--check", "curl -fs http://127.0.0.1:8080/a,b"}, func(c *agent.Config) {
-			c.Checks = []string{"test -e /run/ok", "curl -fs http://127.0.0.1:8080/a,b"}
+			c.Checks = []agent.Check{{Command: "test -e /run/ok"}, {Command: "curl -fs http://127.0.0.1:8080/a,b"}}
 		}},
 		{[]string{"--check-interval", "500ms"}, func(c *agent.Config) { c.CheckInterval = 500 * time.Millisecond }},
 		{[]string{"--check-weight", "120"}, func(c *agent.Config) { c.CheckWeight = 120 }},
+		{[]string{"--check-weight", "0"}, func(c *agent.Config) { c.CheckWeight = 0 }}, // every check a fault
+		{[]string{"--check-timeout", "1500ms", "--check-rise", "3", "--check-fall", "2"}, func(c *agent.Config) {
+			c.CheckTimeout, c.CheckRise, c.CheckFall = 1500*time.Millisecond, 3, 2
+		}},
+		{[]string{"--track-file", "/run/maint", "--track-file", "/etc/x,y"}, func(c *agent.Config) { c.TrackFiles = []string{"/run/maint", "/etc/x,y"} }},
 		{[]string{"--key-file", keyFile}, func(c *agent.Config) { c.Key = testKey }},
 		{[]string{"--key-file", keyFile, "--accept-key-file=" + oldKeyFile}, func(c *agent.Config) {
 			c.Key, c.AcceptKeys = testKey, [][]byte{testOldKey}
@@ -344,11 +351,21 @@ on_leader: echo leader
 on_follower: echo follower
 on_change: echo change
 hook_timeout: 3s
-check:
+checks:
   - test -e /run/ok
-  - "curl -fs http://127.0.0.1/a,b"
+  - name: web
+    command: "curl -fs http://127.0.0.1/a,b"
+    interval: 3s
+    timeout: 500ms
+    rise: 2
+    fall: 4
+    weight: 0
 check_interval: 1s
+check_timeout: 800ms
+check_rise: 3
+check_fall: 5
 check_weight: 70
+track_files: [/run/lanleader/maintenance]
 key_file: KEYFILE
 accept_key_file: OLDKEYFILE
 vip: ["198.18.0.100/24,dev=lo", 198.18.0.101/24]
@@ -400,11 +417,16 @@ func TestParseRunConfigFile(t *testing.T) {
 		OnFollower:       "echo follower",
 		OnChange:         "echo change",
 		HookTimeout:      3 * time.Second,
-		Checks:           []string{"test -e /run/ok", "curl -fs http://127.0.0.1/a,b"},
-		CheckInterval:    time.Second,
-		CheckWeight:      70,
-		Key:              testKey,
-		AcceptKeys:       [][]byte{testOldKey},
+		Checks: []agent.Check{{Command: "test -e /run/ok"}, {Name: "web", Command: "curl -fs http://127.0.0.1/a,b",
+			Interval: 3 * time.Second, Timeout: 500 * time.Millisecond, Rise: 2, Fall: 4, Fault: true}},
+		CheckInterval: time.Second,
+		CheckTimeout:  800 * time.Millisecond,
+		CheckRise:     3,
+		CheckFall:     5,
+		CheckWeight:   70,
+		TrackFiles:    []string{"/run/lanleader/maintenance"},
+		Key:           testKey,
+		AcceptKeys:    [][]byte{testOldKey},
 
 		VIPAnnounceRepeat:   2,
 		VIPAnnounceInterval: 0,
@@ -619,7 +641,11 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--hook-timeout", "-2s"}, []string{"--hook-timeout: -2s is negative"}},
 		{"", []string{"--check", " "}, []string{"--check: empty command"}},
 		{"", []string{"--check-interval", "10ms"}, []string{"--check-interval: 10ms is shorter than 100ms"}},
-		{"", []string{"--check-weight", "0"}, []string{"--check-weight: 0 out of range 1…65535"}},
+		{"", []string{"--check-weight", "-1"}, []string{"--check-weight: -1 out of range 0…65535"}},
+		{"", []string{"--check-timeout", "3s"}, []string{"--check-timeout: 3s is longer than check-interval 2s"}},
+		{"", []string{"--check-rise", "0"}, []string{"--check-rise: 0 out of range 1…1000"}},
+		{"", []string{"--check-fall", "1001"}, []string{"--check-fall: 1001 out of range 1…1000"}},
+		{"", []string{"--track-file", " "}, []string{"--track-file: empty file name (item 1)"}},
 		{"", []string{"--job", "x"}, []string{"unknown flag --job (did you mean --job-grace?)"}},
 		{"", []string{"--vip-announce-repeat", "0"}, []string{"--vip-announce-repeat: 0 out of range 1…100"}},
 		{"", []string{"--vip-announce-repeat", "101"}, []string{"--vip-announce-repeat: 101 out of range 1…100"}},
@@ -687,8 +713,28 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"job: {cmd: x}\n", nil, []string{"config FILE: line 1: job: want a command line, as a list"}},
 		{"job: [worker, [x]]\n", nil, []string{"config FILE: line 1: job: item 2 is not a string"}},
 		{"job: [\"\"]\n", nil, []string{"config FILE: line 1: job: empty command name"}},
-		{"check: test -e /x\n", nil, []string{"config FILE: line 1: check: want a list of shell commands"}},
-		{"check_weight: 70000\n", nil, []string{"config FILE: line 1: check_weight: 70000 out of range 1…65535"}},
+		{"check: test -e /x\n", nil, []string{"config FILE: line 1: check: want a list of checks, each a shell command"}},
+		{"checks: [[x]]\n", nil, []string{"config FILE: line 1: checks: item 1 is neither a shell command nor a mapping of name, command"}},
+		{"checks: [true]\ncheck: [true]\n", nil, []string{`config FILE: line 2: key "check" given twice (first at line 1)`}},
+		{"checks:\n  - name: a\n", nil, []string{"config FILE: line 2: checks[1].command: a check needs a command"}},
+		{"checks:\n  - true\n  - command: x\n    intervall: 1s\n", nil, []string{`config FILE: line 4: checks[2].intervall: unknown key "intervall" of a check (did you mean "interval"?)`}},
+		{"checks:\n  - command: x\n    command: y\n", nil, []string{"config FILE: line 3: checks[1].command: given twice"}},
+		{"checks:\n  - command: x\n    rise: 0\n", nil, []string{`config FILE: line 3: checks[1].rise: "0" out of range 1…1000`}},
+		{"checks:\n  - command: x\n    fall: many\n", nil, []string{`config FILE: line 3: checks[1].fall: "many" out of range 1…1000`}},
+		{"checks:\n  - command: x\n    weight: -20\n", nil, []string{"config FILE: line 3: checks[1].weight: -20 is negative: a failing check takes its weight off the priority, so keepalived's weight -20 is 20 here (0: fault)"}},
+		{"checks:\n  - command: x\n    weight: 70000\n", nil, []string{"config FILE: line 3: checks[1].weight: 70000 out of range 0…65535"}},
+		{"checks:\n  - command: x\n    interval: 0s\n", nil, []string{`config FILE: line 3: checks[1].interval: "0s" is not a duration above 0`}},
+		{"checks:\n  - command: x\n    timeout: [1s]\n", nil, []string{"config FILE: line 3: checks[1].timeout: want a single value"}},
+		{"checks:\n  - command: x\n    interval: 50ms\n", nil, []string{"config FILE: line 3: checks[1].interval: 50ms is shorter than 100ms"}},
+		{"checks:\n  - command: x\n    interval: 1s\n    timeout: 2s\n", nil, []string{"config FILE: line 4: checks[1].timeout: 2s is longer than the check's interval 1s"}},
+		{"check_timeout: 1s\nchecks:\n  - command: x\n    interval: 500ms\n", nil, []string{`config FILE: line 1: check_timeout: 1s is longer than the interval 500ms of check "check-1"`}},
+		{"checks:\n  - command: ' '\n", nil, []string{"config FILE: line 2: checks[1].command: empty command"}},
+		{"checks:\n  - ' '\n", nil, []string{"config FILE: line 2: checks[1].command: empty command"}},
+		{"checks:\n  - command: x\n    name: a b\n", nil, []string{`config FILE: line 3: checks[1].name: "a b" is not a name of 1 to 64 letters`}},
+		{"checks:\n  - command: x\n    name: check-2\n  - y\n", nil, []string{`config FILE: line 2: checks: "check-2" is the name of checks 1 and 2`}},
+		{"track_files: /run/x\n", nil, []string{"config FILE: line 1: track_files: want a list of files, like [/etc/lanleader/maintenance]"}},
+		{"check_weight: 70000\n", nil, []string{"config FILE: line 1: check_weight: 70000 out of range 0…65535"}},
+		{"check_rise: 0\n", nil, []string{"config FILE: line 1: check_rise: 0 out of range 1…1000"}},
 		{"job_grace: 5\n", nil, []string{`config FILE: line 1: job_grace: 5 has no unit`}},
 		{"name: [a, b]\n", nil, []string{"config FILE: line 1: name: want a single value, not a list"}},
 		{"cluster: {a: b}\n", nil, []string{"config FILE: line 1: cluster: want a single value, not a mapping"}},
@@ -825,5 +871,26 @@ func TestParseRunConfigVIPErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("file %q, flags %q:\nerror %v\nwant  %q", tc.file, tc.args, err, want)
 		}
+	}
+}
+
+// TestCheckKeys: check: (the older key) is read as checks:, and --check
+// flags replace the file's checks, mappings included, and an error of a
+// flag's check names the flag, not the file's line of the check it
+// replaced.
+func TestCheckKeys(t *testing.T) {
+	path := writeConfig(t, "check:\n  - test -e /run/ok\n")
+	cfg, _, _ := parseOK(t, "--config", path)
+	if want := []agent.Check{{Command: "test -e /run/ok"}}; !slices.Equal(cfg.Checks, want) {
+		t.Errorf("check: read as %+v, want %+v", cfg.Checks, want)
+	}
+	path = writeConfig(t, "checks:\n  - name: a\n    command: x\n    interval: 5s\n")
+	cfg, _, _ = parseOK(t, "--config", path, "--check", "y")
+	if want := []agent.Check{{Command: "y"}}; !slices.Equal(cfg.Checks, want) {
+		t.Errorf("--check over the file's checks: %+v, want %+v", cfg.Checks, want)
+	}
+	_, _, err := parseRunConfig([]string{"--config", path, "--check", " "}, io.Discard, io.Discard)
+	if err == nil || err.Error() != "--check: empty command" {
+		t.Errorf("an empty --check over the file's checks: %v", err)
 	}
 }

@@ -46,6 +46,9 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	for i, o := range runOptions {
 		byKey[o.key()], keys[i] = o, o.key()
 	}
+	for k, flag := range keyAliases {
+		byKey[k] = byFlag(flag)
+	}
 	type fault struct {
 		line int
 		key  string
@@ -58,7 +61,7 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	for i := 0; i < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		o, known := byKey[k.Value]
-		switch first, again := seen[k.Value]; {
+		switch first, again := seen[o.flag]; {
 		case !known:
 			msg := fmt.Sprintf("line %d: unknown key %q", k.Line, k.Value)
 			if s := suggest(k.Value, keys); s != "" {
@@ -67,11 +70,17 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 			wrong = append(wrong, msg)
 		case again:
 			wrong = append(wrong, fmt.Sprintf("line %d: key %q given twice (first at line %d)", k.Line, k.Value, first))
+		case o.kind == checkList:
+			if err := setChecks(s, v, k.Value, path, where, lines); err != nil {
+				faults = append(faults, fault{err.line, err.key, err.err})
+			}
+			seen[o.flag], lines[o.flag] = k.Line, v.Line
+			where[o.flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
 		default:
 			if err := o.setNode(s, v); err != nil {
 				faults = append(faults, fault{v.Line, k.Value, err})
 			}
-			seen[k.Value], lines[o.flag] = k.Line, v.Line
+			seen[o.flag], lines[o.flag] = k.Line, v.Line
 			where[o.flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
 		}
 	}
@@ -84,7 +93,7 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	for _, err := range unjoin(c.Validate()) {
 		var se *agent.SettingError
 		if errors.As(err, &se) && lines[se.Setting] > 0 {
-			faults = append(faults, fault{lines[se.Setting], strings.ReplaceAll(se.Setting, "-", "_"), se.Err})
+			faults = append(faults, fault{lines[se.Setting], settingKey(se.Setting), se.Err})
 		}
 	}
 	if len(faults) == 0 {
@@ -125,7 +134,7 @@ func yamlMapping(data []byte) (*yaml.Node, error) {
 // be.
 var lists = map[kind]struct{ want, item string }{
 	addrList: {`want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`, "an address"},
-	commands: {`want a list of shell commands, like ["test -e /run/app.ok"]`, "a string"},
+	fileList: {`want a list of files, like [/etc/lanleader/maintenance]`, "a string"},
 	vipAddr:  {`want a list of virtual addresses, like ["198.18.0.100/24", "198.18.0.101/24,dev=eth1"]`, "an address"},
 	argv:     {`want a command line, as a list (like [/usr/bin/worker, --fast]) or a string for /bin/sh -c`, "a string"},
 }

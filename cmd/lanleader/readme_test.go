@@ -49,7 +49,7 @@ func TestREADMEIsTrue(t *testing.T) {
 	names := map[string]bool{}
 	values := map[string][]string{"state": metrics.States, "status": metrics.MemberStatuses,
 		"result": metrics.ElectionResults, "reason": metrics.DropReasons,
-		"hook": metrics.Hooks, "outcome": metrics.HookOutcomes}
+		"hook": metrics.Hooks, "outcome": metrics.HookOutcomes, "check_result": metrics.CheckResults}
 	for _, m := range metrics.Describe() {
 		names[m.Name] = true
 		labels := ""

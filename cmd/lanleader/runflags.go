@@ -25,7 +25,7 @@ func newRunFlags() *runFlags {
 	rf.set.Func("config", "YAML config `file`", func(v string) error { rf.config = &v; return nil })
 	for _, o := range runOptions {
 		if o.isFlag() {
-			v := &flagValue{list: o.kind == addrList || o.kind == commands || o.kind == vipAddr, boolean: o.kind == boolean}
+			v := &flagValue{list: o.kind == addrList || o.kind == checkList || o.kind == fileList || o.kind == vipAddr, boolean: o.kind == boolean}
 			rf.values[o.flag] = v
 			rf.set.Var(v, o.flag, "")
 		}
@@ -68,6 +68,9 @@ func (rf *runFlags) apply(s *settings, where map[string]string) error {
 			continue
 		}
 		reflect.ValueOf(s).Elem().FieldByName(o.field).SetZero() // a list starts afresh
+		if o.kind == checkList {
+			forgetChecks(where) // the file's checks are gone
+		}
 		for _, v := range rf.values[o.flag].vals {
 			if err := o.set(s, v); err != nil {
 				return fmt.Errorf("--%s: %w", o.flag, err)

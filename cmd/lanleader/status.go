@@ -290,7 +290,8 @@ func printStatus(w io.Writer, st agent.Status) {
 }
 
 // printHead writes the header's lines: this node, its state, the leader,
-// the cluster, and what applies: quorum, addresses, links, conflict.
+// the cluster, and what applies: quorum, addresses, links, checks, track
+// files, fault, conflict.
 func printHead(tw io.Writer, st agent.Status) {
 	fmt.Fprintf(tw, "node\t%s (node_id %d, priority %d)\n", cell(st.Name), st.NodeID, st.Priority)
 	fmt.Fprintf(tw, "state\t%s, term %d\n", cell(st.State), st.Term)
@@ -321,6 +322,7 @@ func printHead(tw io.Writer, st agent.Status) {
 	if len(st.LinksDown) > 0 {
 		fmt.Fprintf(tw, "links down\t%s: this node takes no part in elections until they are up\n", cells(st.LinksDown))
 	}
+	printChecks(tw, st)
 	if st.State == "conflict" {
 		who := "another member"
 		if len(st.Conflict) > 0 {

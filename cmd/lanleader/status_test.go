@@ -139,6 +139,31 @@ host-b  2        100       198.18.0.2:7946  follower (self)
 `,
 		},
 		{
+			// Checks (one a fault, failed), a track file present, the
+			// fault's reasons.
+			"checks and track files",
+			`{"name":"host-b","node_id":2,"priority":50,"state":"follower","term":9,
+			  "leader_id":0,"leader_name":"","algorithm":"bully","members":[],
+			  "cluster":"lab","transport":"multicast","gossip_addr":"198.18.0.2:7946",
+			  "checks":[{"name":"web","command":"curl -fs x","state":"ok","ok":true,"weight":50,"rise":1,"fall":3,"passes":0,"failures":2,"detail":"exit status 7"},
+			   {"name":"db","command":"pg_isready","state":"failed","ok":false,"fault":true,"weight":0,"rise":2,"fall":1,"passes":1,"failures":0,"detail":"timed out after 1s"}],
+			  "track_files":[{"path":"/etc/lanleader/maintenance","present":true},{"path":"/run/x","present":false}],
+			  "fault":["a check of weight 0 fails (db)","a track file is present (/etc/lanleader/maintenance)"],"version":"dev"}`,
+			`node        host-b (node_id 2, priority 50)
+state       follower, term 9
+leader      none known
+cluster     lab, transport multicast, algorithm bully
+check       web: ok (weight 50, 2 of 3 failures to fall): exit status 7
+check       db: failed (fault, 1 of 2 passes to rise): timed out after 1s
+track file  /etc/lanleader/maintenance: present
+track file  /run/x: absent
+fault       a check of weight 0 fails (db); a track file is present (/etc/lanleader/maintenance): this node takes no part in elections
+
+NAME    NODE_ID  PRIORITY  ADDR             STATUS           LEADER
+host-b  2        50        198.18.0.2:7946  follower (self)
+`,
+		},
+		{
 			"node_id conflict",
 			`{"name":"host-a","node_id":3,"priority":100,"state":"conflict","term":4,
 			  "leader_id":0,"leader_name":"","algorithm":"bully",

@@ -80,39 +80,3 @@ func TestHookQueueDropsOldest(t *testing.T) {
 		t.Errorf("ran %d hooks: first %q last %q", len(got), got[2], got[len(got)-1])
 	}
 }
-
-// TestChecker: First runs every check once and returns results in order;
-// Start reports each check every interval until Stop, and nothing after.
-func TestChecker(t *testing.T) {
-	const interval = 100 * time.Millisecond
-	c := NewChecker([]string{"true", "echo sick; exit 2"}, interval, nil)
-	first := c.First()
-	if len(first) != 2 || !first[0].OK || first[1].OK || first[1].Detail != "exit status 2: sick" || first[1].Index != 1 {
-		t.Fatalf("first results %+v", first)
-	}
-	var mu sync.Mutex
-	n := map[int]int{}
-	c.Start(func(r CheckResult) {
-		mu.Lock()
-		defer mu.Unlock()
-		if r.OK != (r.Index == 0) {
-			t.Errorf("result %+v", r)
-		}
-		n[r.Index]++
-	})
-	waitFor(t, "three reports of each check", 5*time.Second, func() (bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		return n[0] >= 3 && n[1] >= 3, fmt.Sprint(n)
-	})
-	c.Stop()
-	mu.Lock()
-	after := fmt.Sprint(n)
-	mu.Unlock()
-	time.Sleep(3 * interval) // nothing may come: there is nothing to wait for
-	mu.Lock()
-	defer mu.Unlock()
-	if fmt.Sprint(n) != after {
-		t.Errorf("reports after Stop: %s, then %v", after, n)
-	}
-}

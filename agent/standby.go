@@ -1,0 +1,60 @@
+package agent
+
+import (
+	"strings"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// Standby (keepalived's FAULT state): the node takes no part in the
+// elections while any reason holds: a link of the virtual addresses down
+// (vip.go), a failed check of weight 0 (checks.go), a track file present
+// (trackfile.go). applyStandby is the one place that decides it; each
+// source calls it when its part changes.
+
+// standbyState is the part of loopState the standby owns.
+type standbyState struct {
+	standby bool // the machine was told EvStandby{On: true}
+}
+
+// standbyReasons says why the node must stay out of the elections now,
+// one phrase per reason; none: it takes part.
+func (a *Agent) standbyReasons() []string {
+	l := &a.loop
+	var why []string
+	if len(l.linksDown) > 0 {
+		why = append(why, "a link of the virtual addresses is down ("+strings.Join(l.linksDown, ",")+")")
+	}
+	if f := a.faultChecks(); len(f) > 0 {
+		why = append(why, "a check of weight 0 fails ("+strings.Join(f, ",")+")")
+	}
+	if len(l.trackPresent) > 0 {
+		why = append(why, "a track file is present ("+strings.Join(l.trackPresent, ",")+")")
+	}
+	return why
+}
+
+// applyStandby keeps the node out of the elections while a reason holds,
+// with or without preemption. A leader first hands over as a resign does
+// (the job stops, the addresses go, RESIGN); finishResign then comes back
+// here. When the last reason goes, the node is a candidate again: it
+// takes a leadership back only as preemption allows.
+func (a *Agent) applyStandby() {
+	l := &a.loop
+	why := a.standbyReasons()
+	want := len(why) > 0
+	if want == l.standby || l.leaving {
+		return
+	}
+	if want && a.machine.Status().State == election.StateLeader {
+		a.beginResign(strings.Join(why, "; "))
+		return
+	}
+	l.standby, l.dirty = want, true
+	if want {
+		a.log.Warn("in fault: this node takes no part in elections", "why", strings.Join(why, "; "))
+	} else {
+		a.log.Info("out of fault: this node takes part in elections again")
+	}
+	a.step(a.now(), election.Event{Kind: election.EvStandby, On: want})
+}
