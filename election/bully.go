@@ -235,7 +235,7 @@ func (b *Bully) largerCount() int {
 		if !b.self.Less(k) {
 			continue
 		}
-		if b.isExcluded(id) {
+		if b.isExcluded(id) || !b.roleOf(id).MayLead() {
 			continue
 		}
 		n++

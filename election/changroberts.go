@@ -110,7 +110,7 @@ func (r *changRoberts) onElection(m *wire.Message) {
 	case r.state == StateLeader && j.Less(r.self):
 		// A smaller node suspects this leader: see ring.go.
 		r.reassert()
-	case r.holding():
+	case r.passive():
 		// In its resign hold-off a node may not be elected: it only
 		// passes identifiers on.
 		r.pass(j)
