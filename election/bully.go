@@ -155,7 +155,7 @@ func (b *Bully) commit(term uint64) {
 }
 
 func (b *Bully) onAnswer(from Key) {
-	if b.state != StateCandidate || b.phase != phaseElecting || !b.self.Less(from) {
+	if b.state != StateCandidate || b.phase != phaseElecting || !b.self.Less(from) || !b.roleOf(from.ID).MayLead() {
 		return
 	}
 	b.phase = phaseAwaiting

@@ -3,6 +3,8 @@ package election
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lanleader/lanleader/wire"
 )
 
 // Role is what a node may do in the elections (Config.Role). The zero
@@ -85,6 +87,19 @@ func (c *core) roleOf(id NodeID) Role { return c.roles[id] }
 // standby, a benched node still takes part in a ring: it passes messages
 // on without putting itself forward.
 func (c *core) benched() bool { return !c.cfg.Role.MayLead() }
+
+// nudgeStale: a witness or observer with no leader heard a claim of
+// from at a term older than its own (the later term's leader died before
+// the claimant heard of it). A candidate would elect and so move the
+// cluster to a later term; a node that may not elect tells the claimant
+// instead, with an ANSWER of its term: a leader that hears of a later
+// term leads on under a fresh one (claims.go), which everyone accepts.
+// Bully's candidates take no ANSWER from a node that may not lead.
+func (c *core) nudgeStale(from Key, term uint64) {
+	if c.benched() && !c.absent() && c.leader == 0 && term < c.term {
+		c.send(from.ID, wire.TypeAnswer)
+	}
+}
 
 // passive reports whether this node passes a ring's election on without
 // putting itself forward: its role, or a resign hold-off.

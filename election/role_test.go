@@ -18,9 +18,16 @@ func roleOf(r Role) func(*Config) { return func(c *Config) { c.Role = r } }
 
 func memberAs(k Key, r Role) Event { return Event{Kind: EvMemberUp, Member: k, Role: r} }
 
-// putsItselfForward reports whether a sends something by which self
-// claims, elects, answers or stands as a candidate on a ring.
-func putsItselfForward(a Action, self NodeID) bool {
+// putsItselfForward reports whether a, an action of ev, sends something
+// by which self claims, elects, answers an ELECTION or stands as a
+// candidate on a ring. The one ANSWER allowed is the nudge of a stale
+// claimant: after a claim of a term older than the ANSWER's.
+func putsItselfForward(ev Event, a Action, self NodeID) bool {
+	claims := []wire.Type{wire.TypeCoordinator, wire.TypeHeartbeat, wire.TypeRingCoordinator, wire.TypeCRElected}
+	if a.Kind == ActSend && a.Msg.Type == wire.TypeAnswer && ev.Kind == EvMessage &&
+		slices.Contains(claims, ev.Msg.Type) && ev.Msg.Term < a.Msg.Term {
+		return false
+	}
 	switch a.Kind {
 	case ActBecomeLeader:
 		return true
@@ -56,7 +63,7 @@ func TestRoleNeverPutsItselfForward(t *testing.T) {
 					now += time.Duration(rng.IntN(40)) * ms
 					ev := randomRoleEvent(rng, types)
 					for _, a := range n.step(now, ev) {
-						if putsItselfForward(a, 9) {
+						if putsItselfForward(ev, a, 9) {
 							t.Fatalf("%s %v seed %d step %d (%v): %v", alg, role, seed, i, describe(ev), actLines([]Action{a}))
 						}
 					}
@@ -116,6 +123,35 @@ func TestRoleWitnessVotesObserverDoesNot(t *testing.T) {
 	// ago...
 	if acts := o.step(410*ms, probeMsg(1, 1, 0, 0)); hasKind(acts, ActSend) {
 		t.Fatalf("observer: answered a pre-vote PROBE: %q", actStrings(acts))
+	}
+}
+
+// A witness or observer with no leader that hears a claim of a term
+// older than its own tells the claimant with an ANSWER of its term (a
+// candidate would elect); the leader then leads on under a fresh term.
+// A bully candidate takes no ANSWER from a node that may not lead.
+func TestRoleNudgesAStaleLeader(t *testing.T) {
+	o := started(t, key(9), keys(1, 5), roleOf(RoleObserver))
+	o.step(100*ms, coord(5, 2)) // the leader of term 2, then gone
+	o.step(200*ms, memberDown(5))
+	o.is(StateFollower, 2, noLeader)
+	o.expect(300*ms, heartbeat(1, 1), "send ANSWER to 1 term=2")
+	o.is(StateFollower, 2, noLeader)
+
+	l := leaderOf(t, key(1), nil)
+	acts := l.step(310*ms, answer(9, 2))
+	if !has(acts, "broadcast COORDINATOR to all (0) term=3") {
+		t.Fatalf("the leader told of term 2: %q, want a claim of term 3", actStrings(acts))
+	}
+
+	c := newNode(t, key(3), keys(1))
+	c.step(0, memberAs(key(9), RoleObserver))
+	c.step(0, memberUp(key(5)))
+	c.step(0, evStart)
+	c.expect(tStartup, fire(TimerStartup), "broadcast ELECTION to larger (1) term=0", "set-timer answer at 350ms")
+	c.expect(310*ms, answer(9, 2))
+	if acts := c.step(311*ms, answer(5, 0)); !has(acts, "set-timer coordinator at 511ms") {
+		t.Fatalf("ANSWER of candidate 5: %q", actStrings(acts))
 	}
 }
 
