@@ -25,6 +25,10 @@ type View struct {
 	ChecksFailing int
 	// VIPs are the virtual addresses and whether each is on this host.
 	VIPs []VIP
+	// Role is this node's role (one of Roles); MemberRoles counts the
+	// other alive members by the role their metadata announces.
+	Role        string
+	MemberRoles map[string]int
 }
 
 // VIP is one virtual address in a View.
@@ -152,6 +156,10 @@ var (
 		"Announcements (gratuitous ARP, unsolicited neighbour advertisements) of the virtual address sent by this node."}
 	specVIPConflicts = spec{"lanleader_vip_conflicts_total", typeCounter, []string{"address"},
 		"Times another host was found holding the virtual address at this node's start while no other leader did."}
+	specRole = spec{"lanleader_role", typeGauge, []string{"role"},
+		"Role of this node in the elections (candidate, witness, observer): 1 for its role, 0 for the others."}
+	specMemberRoles = spec{"lanleader_member_roles", typeGauge, []string{"role"},
+		"Number of other alive cluster members by the role they announce (candidate, witness, observer)."}
 	specBuildInfo = spec{"lanleader_build_info", typeGauge, []string{"version"},
 		"Build information of this lanleader binary, with its version as a label; always 1."}
 )
@@ -177,6 +185,8 @@ var specs = []*spec{
 	&specVIPUp,
 	&specVIPAnnouncements,
 	&specVIPConflicts,
+	&specRole,
+	&specMemberRoles,
 	&specBuildInfo,
 }
 
@@ -320,6 +330,7 @@ type stateCollector struct {
 	view                                       func() View
 	isLeader, term, leaderInfo, state, members *prometheus.Desc
 	priority, checksFailing, vipUp             *prometheus.Desc
+	roles                                      roleDescs
 }
 
 func newStateCollector(view func() View) *stateCollector {
@@ -333,6 +344,7 @@ func newStateCollector(view func() View) *stateCollector {
 		priority:      specPriority.desc(),
 		checksFailing: specChecksFailing.desc(),
 		vipUp:         specVIPUp.desc(),
+		roles:         newRoleDescs(),
 	}
 }
 
@@ -347,6 +359,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.priority
 	ch <- c.checksFailing
 	ch <- c.vipUp
+	c.roles.describe(ch)
 }
 
 // Collect calls view once and emits one series per metric and label value.
@@ -372,6 +385,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, a := range v.VIPs {
 		ch <- gauge(c.vipUp, boolValue(a.Up), a.Address)
 	}
+	c.roles.collect(ch, &v)
 }
 
 // gauge never panics: a scrape must not crash the agent. An error (none is
