@@ -55,6 +55,8 @@ type Status struct {
 	// keep this node out of elections (--vip-track-link).
 	VIPs      []VIPStatus `json:"vips,omitempty"`
 	LinksDown []string    `json:"links_down,omitempty"`
+	// Role is this node's role: candidate, witness or observer.
+	Role string `json:"role"`
 }
 
 // Member is one other member of the cluster as memberlist sees it.
@@ -67,6 +69,9 @@ type Member struct {
 	ElectionAddr string `json:"election_addr"`
 	// Status is memberlist's view: alive, suspect, dead or left.
 	Status string `json:"status"`
+	// Role is the member's role as its metadata says (candidate for an
+	// agent too old to say; empty while its metadata is unreadable).
+	Role string `json:"role,omitempty"`
 }
 
 // publish rebuilds the /status snapshot and the metrics view when
@@ -83,6 +88,7 @@ func (a *Agent) publish() {
 		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: a.cfg.Algorithm,
 		Members: make([]Member, 0, len(l.members)), Cluster: a.cfg.Cluster, Transport: a.cfg.Transport,
 		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.Local.String(), Version: a.cfg.Version,
+		Role: a.cfg.role().String(),
 	}
 	if len(l.conflict) > 0 {
 		s.Conflict = slices.Clone(l.conflict)
@@ -90,11 +96,15 @@ func (a *Agent) publish() {
 	if !l.since.IsZero() {
 		s.LeaderSince = l.since.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	}
-	counts := map[string]int{}
+	counts, roles := map[string]int{}, map[string]int{}
 	for _, m := range l.members {
 		mm := Member{Name: m.name, Addr: m.addr, Alive: m.alive(), Status: m.status}
 		if m.metaOK {
 			mm.NodeID, mm.Priority, mm.ElectionAddr = m.meta.NodeID, m.meta.Priority, m.meta.Election.String()
+			mm.Role = m.meta.Role.String()
+			if mm.Alive {
+				roles[mm.Role]++
+			}
 		}
 		s.Members = append(s.Members, mm)
 		counts[m.status]++
@@ -123,7 +133,7 @@ func (a *Agent) publish() {
 	}
 	a.snap.Store(s)
 	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
-		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips})
+		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips, Role: s.Role, MemberRoles: roles})
 	a.notifyStatus(s)
 }
 
@@ -133,5 +143,6 @@ func (a *Agent) Status() Status {
 		return *s
 	}
 	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, BasePriority: a.cfg.Priority, State: "starting",
-		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{}}
+		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{},
+		Role: a.cfg.role().String()}
 }
