@@ -89,9 +89,9 @@ func largestIsNotCandidate(sch Schedule) bool {
 	return !nodes[largest].Role.MayLead()
 }
 
-// The checker bites: a witness that claims like a candidate (it is
-// configured as one while the others take it for a witness: membership
-// says witness) would lead; invariant 5 catches it at once.
+// The checker bites: a node that is a witness to the checker but whose
+// machine runs as a candidate leads, as the largest key; invariant 5
+// catches it.
 func TestRoleCheckerCatchesALeadingWitness(t *testing.T) {
 	cfg := Config{Seed: 1, Timing: DefaultTiming(), Net: Net{DelayMin: 100 * time.Microsecond, DelayMax: time.Millisecond}}
 	cfg.Timing.Quorum = 3
@@ -102,9 +102,10 @@ func TestRoleCheckerCatchesALeadingWitness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The checker's view of node 3 only: its machine runs as a candidate.
-	s.nodes[2].role = election.RoleWitness
 	s.Start()
+	// Set once every machine has started: node 3's runs as a candidate,
+	// and the others took it for one.
+	s.nodes[2].role = election.RoleWitness
 	s.RunUntil(2 * time.Second)
 	found := false
 	for _, v := range s.Check.Violations {
