@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -158,4 +159,33 @@ func roleSeries(t *testing.T, a *Agent) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "; ")
+}
+
+// TestRoleObserverCluster: two candidates and an observer with the
+// largest key, bully without quorum mode. The observer follows (its
+// on_follower hook runs at its first leader, on_change at each) but never
+// leads; the leader's crash moves the leadership to the other candidate,
+// which the observer follows.
+func TestRoleObserverCluster(t *testing.T) {
+	dir := t.TempDir()
+	hooks := filepath.Join(dir, "hooks")
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: func(c *Config) {
+		c.OnLeader = "echo leader $LANLEADER_NODE_ID >> " + hooks
+		c.OnFollower = "echo follower $LANLEADER_NODE_ID $LANLEADER_LEADER_ID >> " + hooks
+		c.OnChange = "echo change $LANLEADER_NODE_ID $LANLEADER_LEADER_ID >> " + hooks
+	}, Role: func(i int) string { return []string{"candidate", "candidate", "observer"}[i] }})
+	waitLeader(t, l, electBound, 1)
+	l.Crash(1)
+	waitLeader(t, l, electBound, 0)
+	waitFor(t, "the observer's hooks name node 2, then node 1", electBound, func() (bool, string) {
+		b, _ := os.ReadFile(hooks)
+		return strings.Contains(string(b), "follower 3 2\n") && strings.Contains(string(b), "change 3 1\n"), string(b)
+	})
+	b, _ := os.ReadFile(hooks)
+	if strings.Contains(string(b), "leader 3") {
+		t.Errorf("the observer ran on_leader: %q", b)
+	}
+	if st := l.Agents[2].Status(); st.Role != "observer" || st.State != "follower" || st.LeaderID != 1 {
+		t.Errorf("the observer: role %s, %s of %d", st.Role, st.State, st.LeaderID)
+	}
 }
