@@ -22,7 +22,7 @@ func TestRoleSchedules(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				n := schedules(t) / 5
+				n := schedules(t) / 10
 				if alg != election.AlgorithmBully && *flagSchedules == 0 && !sweep() {
 					n /= 5
 				}
