@@ -189,3 +189,24 @@ func TestRoleObserverCluster(t *testing.T) {
 		t.Errorf("the observer: role %s, %s of %d", st.Role, st.State, st.LeaderID)
 	}
 }
+
+// TestRoleTooManyVoters: three candidates alive with --quorum 1 is a
+// misconfiguration (three disjoint majorities of one): each agent warns
+// once.
+func TestRoleTooManyVoters(t *testing.T) {
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: func(c *Config) {
+		c.Quorum = 1
+		c.DeriveTimeouts()
+	}})
+	const warning = "more voting members are alive than --quorum counts"
+	waitFor(t, "every agent warns", electBound, func() (bool, string) {
+		return strings.Count(l.logs.String(), warning) >= 3, ""
+	})
+	// Once only while it stays so: not again at the /status updates of
+	// a leadership.
+	l.Crash(2)
+	waitLeader(t, l, electBound, 1)
+	if n := strings.Count(l.logs.String(), warning); n != 3 {
+		t.Errorf("%d warnings, want 3", n)
+	}
+}

@@ -110,6 +110,7 @@ func (a *Agent) publish() {
 		counts[m.status]++
 	}
 	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
+	a.checkVoters(roles)
 	s.BasePriority = a.cfg.Priority
 	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
 	if len(l.checks) > 0 {
