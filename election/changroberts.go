@@ -111,8 +111,8 @@ func (r *changRoberts) onElection(m *wire.Message) {
 		// A smaller node suspects this leader: see ring.go.
 		r.reassert()
 	case r.passive():
-		// In its resign hold-off a node may not be elected: it only
-		// passes identifiers on.
+		// In its resign hold-off, or as a witness or observer, a node
+		// may not be elected: it only passes identifiers on.
 		r.pass(j)
 	case !r.participating:
 		// Step 2.

@@ -86,7 +86,8 @@ func (r *ringCore) receive(m *wire.Message, from Key) bool {
 }
 
 // acknowledge tells the sender of a ring message that it arrived. A node
-// in conflict does not: it takes no part, and is skipped.
+// in conflict or on standby does not: it takes no part, and is skipped.
+// A witness or observer does: it passes messages on.
 func (r *ringCore) acknowledge(m *wire.Message) bool {
 	if r.absent() {
 		return false
