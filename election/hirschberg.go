@@ -143,8 +143,8 @@ func (r *hirschbergSinclair) onProbe(m *wire.Message) {
 		}
 	default:
 		// Step 3: a larger identifier (or any, in a resign hold-off or
-		// as a witness or observer): this
-		// process has lost, and passes the probe on or answers it.
+		// as a witness or observer): this process has lost, and passes
+		// the probe on or answers it.
 		if r.self.Less(j) {
 			r.candidate = false
 		}
