@@ -302,7 +302,10 @@ func (a *Agent) logStart() {
 		"node_id", cfg.NodeID, "priority", cfg.Priority, "cluster", cfg.Cluster,
 		"gossip", a.gossip.String(), "election", a.tr.Local.String(), "transport", cfg.Transport,
 		"group", groupText, "http", a.HTTPAddr(), "heartbeat", cfg.Heartbeat, "suspect_after", cfg.SuspectAfter,
-		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay)
+		"detector", cfg.Detector, "preempt", cfg.Preempt, "preempt_delay", cfg.PreemptDelay, "role", cfg.Role)
+	for _, w := range cfg.RoleWarnings() {
+		a.log.Warn(w)
+	}
 	if len(a.vips.addrs) > 0 {
 		a.log.Info("virtual addresses, held while this node leads", "vips", a.vipList(),
 			"announce_repeat", cfg.VIPAnnounceRepeat, "announce_interval", cfg.VIPAnnounceInterval,

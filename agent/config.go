@@ -193,6 +193,12 @@ type Config struct {
 	// "hirschberg-sinclair". Every member of a cluster must run the same
 	// one: a member that announces another takes no part in elections.
 	Algorithm string
+	// Role is what this node may do in the elections, one of
+	// election.Roles: "candidate" (the default) elects and may lead;
+	// "witness" votes in quorum mode (it needs Quorum) but never leads,
+	// so it never runs the job, the on_leader hook or the VIPs;
+	// "observer" only follows and reports, and is not counted in Quorum.
+	Role string
 	// Transport is "multicast" or "unicast". Default "multicast".
 	Transport string
 	// Group is the multicast group: in 239.0.0.0/8 (administratively
@@ -390,6 +396,8 @@ func DefaultConfig() Config {
 		// Bully elects in one round trip (one multicast each way on a LAN);
 		// a ring election goes round every member.
 		Algorithm: election.AlgorithmBully,
+		// Every node may lead unless told otherwise.
+		Role: election.RoleCandidate.String(),
 		// One packet for a message to all; clouds that drop multicast set
 		// unicast.
 		Transport: TransportMulticast,
@@ -497,6 +505,7 @@ func (c *Config) ElectionConfig() election.Config {
 		Preempt:           c.Preempt,
 		PreemptDelay:      c.PreemptDelay,
 		Algorithm:         c.Algorithm,
+		Role:              c.role(),
 		Quorum:            c.Quorum,
 		Lease:             c.Lease,
 		StopBefore:        c.Heartbeat,

@@ -37,6 +37,8 @@ type LocalOptions struct {
 	Priority func(i int) uint16
 	// NodeID of node i; nil: i+1. Node i is named node-<i+1> either way.
 	NodeID func(i int) uint64
+	// Role of node i (one of election.Roles); nil: Base's.
+	Role func(i int) string
 	// HTTP gives each node an HTTP listener on a free loopback port.
 	HTTP bool
 	// Logger of node i; nil: discard.
@@ -66,6 +68,9 @@ func StartLocal(opt LocalOptions) (*Local, error) {
 		c.Priority = DefaultPriority
 		if opt.Priority != nil {
 			c.Priority = opt.Priority(i)
+		}
+		if opt.Role != nil {
+			c.Role = opt.Role(i)
 		}
 		c.Bind = netip.AddrPortFrom(l.addr, 0).String()
 		c.ElectionPort = 0

@@ -54,6 +54,10 @@ type loopState struct {
 	checksState
 	trackState
 	standbyState
+
+	// tooManyVoters: more voters are alive than --quorum counts (warned
+	// once until it is no longer so).
+	tooManyVoters bool
 }
 
 // run is the event loop: the only goroutine that touches the machine.

@@ -150,7 +150,7 @@ func (a *Agent) onMember(ev memberEvent) {
 			a.memberDown(old.NodeID)
 		}
 		if m.metaOK && md.NodeID != a.cfg.NodeID {
-			a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}})
+			a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}, Role: md.Role})
 		}
 		a.onMemberChanged(ev.name)
 	case memberLeave:

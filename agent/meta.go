@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -25,6 +26,8 @@ import (
 //	     -    2 election port
 //	     -    1 flags (optional; bit 0: leaving, set just before a graceful leave;
 //	                   bit 1: the job runs on this node)
+//	     -    1 role (optional; election.Role: 0 candidate, 1 witness,
+//	                  2 observer; absent: candidate)
 //
 // Fields are only ever appended; a reader ignores bytes past those it
 // knows, so a newer agent's metadata still reads.
@@ -48,6 +51,9 @@ type meta struct {
 	// process group is gone), so that a node taking the leadership over
 	// from a live leader starts its job only once the old one is stopped.
 	Job bool
+	// Role is what the member may do in the elections. An older agent
+	// sends none: it is a candidate.
+	Role election.Role
 }
 
 const (
@@ -82,7 +88,7 @@ func (m meta) append(b []byte) []byte {
 	if m.Job {
 		flags |= metaJob
 	}
-	return append(b, flags)
+	return append(b, flags, byte(m.Role))
 }
 
 func decodeMeta(b []byte) (meta, error) {
@@ -114,6 +120,9 @@ func decodeMeta(b []byte) (meta, error) {
 		m.Leaving = b[14+n+2]&metaLeaving != 0
 		m.Job = b[14+n+2]&metaJob != 0
 	}
+	if len(b) > 14+n+3 {
+		m.Role = election.Role(b[14+n+3])
+	}
 	if m.NodeID == 0 {
 		return m, fmt.Errorf("%w: node_id 0", errMeta)
 	}
@@ -128,7 +137,7 @@ func decodeMeta(b []byte) (meta, error) {
 func (a *Agent) setMeta() {
 	b := meta{Proto: wire.Version, Algorithm: a.cfg.Algorithm, NodeID: a.cfg.NodeID,
 		Priority: a.machine.Status().Self.Priority, Election: a.tr.Local, Leaving: a.loop.leaving,
-		Job: a.loop.jobRunning}.append(nil)
+		Job: a.loop.jobRunning, Role: a.cfg.role()}.append(nil)
 	a.del.meta.Store(&b)
 }
 

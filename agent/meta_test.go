@@ -27,18 +27,18 @@ func TestMetaRoundTrip(t *testing.T) {
 	// The bytes are the protocol: pin one.
 	b := meta{Proto: 2, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
 		Election: netip.MustParseAddrPort("198.18.0.1:7947"), Leaving: true}.append(nil)
-	want := []byte{1, 2, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 4, 198, 18, 0, 1, 0x1f, 0x0b, 1}
+	want := []byte{1, 2, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 4, 198, 18, 0, 1, 0x1f, 0x0b, 1, 0}
 	if string(b) != string(want) {
 		t.Errorf("meta bytes % x, want % x", b, want)
 	}
 	// The job flag is bit 1.
 	b = meta{Proto: 2, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
 		Election: netip.MustParseAddrPort("198.18.0.1:7947"), Leaving: true, Job: true}.append(nil)
-	if b[len(b)-1] != 3 {
-		t.Errorf("flags %#x with leaving and job, want 0x3", b[len(b)-1])
+	if b[len(b)-2] != 3 {
+		t.Errorf("flags %#x with leaving and job, want 0x3", b[len(b)-2])
 	}
 	// Metadata of an agent that predates the flags byte still reads.
-	if got, err := decodeMeta(want[:len(want)-1]); err != nil || got.Leaving || got.NodeID != 0x0102030405060708 {
+	if got, err := decodeMeta(want[:len(want)-2]); err != nil || got.Leaving || got.NodeID != 0x0102030405060708 {
 		t.Errorf("without flags: %+v, %v", got, err)
 	}
 }

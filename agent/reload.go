@@ -204,4 +204,3 @@ func (a *Agent) replaceHooks(timeoutChanged bool) {
 	}
 	go h.Run()
 }
-

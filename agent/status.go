@@ -65,6 +65,8 @@ type Status struct {
 	// it does.
 	TrackFiles []TrackFileStatus `json:"track_files,omitempty"`
 	Fault      []string          `json:"fault,omitempty"`
+	// Role is this node's role: candidate, witness or observer.
+	Role string `json:"role"`
 }
 
 // Member is one other member of the cluster as memberlist sees it.
@@ -77,6 +79,9 @@ type Member struct {
 	ElectionAddr string `json:"election_addr"`
 	// Status is memberlist's view: alive, suspect, dead or left.
 	Status string `json:"status"`
+	// Role is the member's role as its metadata says (candidate for an
+	// agent too old to say; empty while its metadata is unreadable).
+	Role string `json:"role,omitempty"`
 }
 
 // publish rebuilds the /status snapshot and the metrics view when
@@ -93,6 +98,7 @@ func (a *Agent) publish() {
 		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: a.cfg.Algorithm,
 		Members: make([]Member, 0, len(l.members)), Cluster: a.cfg.Cluster, Transport: a.cfg.Transport,
 		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.Local.String(), Version: a.cfg.Version,
+		Role: a.cfg.role().String(),
 	}
 	if len(l.conflict) > 0 {
 		s.Conflict = slices.Clone(l.conflict)
@@ -100,16 +106,21 @@ func (a *Agent) publish() {
 	if !l.since.IsZero() {
 		s.LeaderSince = l.since.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	}
-	counts := map[string]int{}
+	counts, roles := map[string]int{}, map[string]int{}
 	for _, m := range l.members {
 		mm := Member{Name: m.name, Addr: m.addr, Alive: m.alive(), Status: m.status}
 		if m.metaOK {
 			mm.NodeID, mm.Priority, mm.ElectionAddr = m.meta.NodeID, m.meta.Priority, m.meta.Election.String()
+			mm.Role = m.meta.Role.String()
+			if mm.Alive {
+				roles[mm.Role]++
+			}
 		}
 		s.Members = append(s.Members, mm)
 		counts[m.status]++
 	}
 	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
+	a.checkVoters(roles)
 	s.BasePriority = a.cfg.Priority
 	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
 	var checks []metrics.Check
@@ -140,7 +151,8 @@ func (a *Agent) publish() {
 	}
 	a.snap.Store(s)
 	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
-		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips, Checks: checks, Fault: len(s.Fault) > 0})
+		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips, Checks: checks, Fault: len(s.Fault) > 0,
+		Role: s.Role, MemberRoles: roles})
 	a.notifyStatus(s)
 }
 
@@ -150,5 +162,6 @@ func (a *Agent) Status() Status {
 		return *s
 	}
 	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, BasePriority: a.cfg.Priority, State: "starting",
-		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{}}
+		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{},
+		Role: a.cfg.role().String()}
 }

@@ -106,6 +106,7 @@ func (c *Config) Validate() error {
 	c.checkNetwork(&p)
 	c.checkProtocol(&p)
 	c.checkQuorum(&p)
+	c.checkRole(&p)
 	c.checkProcesses(&p)
 	c.checkKeys(&p)
 	c.checkVIPs(&p)

@@ -38,6 +38,7 @@ var labelValues = map[string][]string{
 	"reason": metrics.DropReasons,
 	"result": metrics.ElectionResults,
 	"type":   metrics.MessageTypes,
+	"role":   metrics.Roles,
 }
 
 // futureLabelValues are values that alert rules use before the agent

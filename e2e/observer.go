@@ -33,6 +33,8 @@ type Status struct {
 	Transport    string   `json:"transport"`
 	GossipAddr   string   `json:"gossip_addr"`
 	ElectionAddr string   `json:"election_addr"`
+	Role         string   `json:"role"`
+	VotedTerm    uint64   `json:"voted_term"`
 }
 
 // Member is one entry of Status.Members.
@@ -42,6 +44,7 @@ type Member struct {
 	Addr   string `json:"addr"`
 	Alive  bool   `json:"alive"`
 	Status string `json:"status"`
+	Role   string `json:"role"`
 }
 
 // Member finds the member named name.

@@ -155,7 +155,7 @@ func (b *Bully) commit(term uint64) {
 }
 
 func (b *Bully) onAnswer(from Key) {
-	if b.state != StateCandidate || b.phase != phaseElecting || !b.self.Less(from) {
+	if b.state != StateCandidate || b.phase != phaseElecting || !b.self.Less(from) || !b.roleOf(from.ID).MayLead() {
 		return
 	}
 	b.phase = phaseAwaiting
@@ -235,7 +235,7 @@ func (b *Bully) largerCount() int {
 		if !b.self.Less(k) {
 			continue
 		}
-		if b.isExcluded(id) {
+		if b.isExcluded(id) || !b.roleOf(id).MayLead() {
 			continue
 		}
 		n++

@@ -110,9 +110,9 @@ func (r *changRoberts) onElection(m *wire.Message) {
 	case r.state == StateLeader && j.Less(r.self):
 		// A smaller node suspects this leader: see ring.go.
 		r.reassert()
-	case r.holding():
-		// In its resign hold-off a node may not be elected: it only
-		// passes identifiers on.
+	case r.passive():
+		// In its resign hold-off, or as a witness or observer, a node
+		// may not be elected: it only passes identifiers on.
 		r.pass(j)
 	case !r.participating:
 		// Step 2.

@@ -109,6 +109,7 @@ func (c *core) onClaim(from Key, term uint64) {
 			// A stale or smaller leader: tell it who leads now.
 			c.tellLeader(from.ID)
 		}
+		c.nudgeStale(from, term)
 		return
 	}
 	if c.state == StateLeader && c.cfg.Preempt && from.Less(c.self) {

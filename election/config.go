@@ -19,6 +19,11 @@ type Config struct {
 	// the same for all. Every node of a cluster must run the same one.
 	Algorithm string
 
+	// Role is what this node may do in the elections (role.go): a
+	// candidate (the default, the zero value) elects and may lead; a
+	// witness only votes in quorum mode; an observer only follows.
+	Role Role
+
 	// ID is this node's node_id. Required, non-zero.
 	ID NodeID
 	// Priority is this node's priority (the seeds' "estimate"), 1 to
@@ -228,6 +233,9 @@ func (c Config) Validate() error {
 	case "", AlgorithmBully, AlgorithmRing, AlgorithmChangRoberts, AlgorithmHirschbergSinclair:
 	default:
 		errs = append(errs, errUnknownAlgorithm(c.Algorithm))
+	}
+	if err := c.Role.validate(c.Quorum); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ID == 0 {
 		errs = append(errs, errors.New("node id: must not be 0"))

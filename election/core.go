@@ -114,6 +114,7 @@ type core struct {
 	leader NodeID
 
 	members  map[NodeID]Key       // live members other than this node
+	roles    map[NodeID]Role      // the members that are not candidates, and their roles
 	excluded map[NodeID]exclusion // suspected, unresponsive or resigned: not awaited in elections for a while
 
 	// startedOnce: EvStart was handled. A machine starts once; a node that
@@ -165,6 +166,7 @@ func (c *core) init(cfg Config, e elector) error {
 		det:      det,
 		state:    StateStarting,
 		members:  make(map[NodeID]Key),
+		roles:    make(map[NodeID]Role),
 		excluded: make(map[NodeID]exclusion),
 	}
 	c.leaver, _ = e.(candidacyLeaver)
@@ -220,7 +222,7 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 			c.onTimer(ev.Timer)
 		}
 	case EvMemberUp:
-		c.onMemberUp(ev.Member)
+		c.onMemberUp(ev.Member, ev.Role)
 	case EvMemberDown:
 		c.onMemberDown(ev.Member.ID)
 	case EvSuspectLeader:
@@ -262,6 +264,10 @@ func (c *core) onTimer(t TimerKind) {
 	switch t {
 	case TimerStartup:
 		if c.state == StateStarting && c.leader == 0 {
+			if c.benched() && !c.conflict {
+				// No leader heard: a witness or an observer waits for one.
+				c.setState(StateFollower)
+			}
 			c.startElection()
 		}
 	case TimerAnswer, TimerCoordinator:

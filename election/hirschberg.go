@@ -133,7 +133,7 @@ func (r *hirschbergSinclair) onProbe(m *wire.Message) {
 	case r.state == StateLeader && j.Less(r.self):
 		// A smaller node suspects this leader: see ring.go.
 		r.reassert()
-	case j.Less(r.self) && !r.holding():
+	case j.Less(r.self) && !r.passive():
 		// Step 2: dropped. A process that was not taking part starts as a
 		// candidate.
 		if joined {
@@ -142,13 +142,14 @@ func (r *hirschbergSinclair) onProbe(m *wire.Message) {
 			r.probe(0)
 		}
 	default:
-		// Step 3: a larger identifier (or any, in a resign hold-off): this
-		// process has lost, and passes the probe on or answers it.
+		// Step 3: a larger identifier (or any, in a resign hold-off or
+		// as a witness or observer): this process has lost, and passes
+		// the probe on or answers it.
 		if r.self.Less(j) {
 			r.candidate = false
 		}
 		r.see(j)
-		if joined && !r.holding() {
+		if joined && !r.passive() {
 			r.participate()
 		}
 		if !r.mark(hsPassed{cand: j.ID, phase: m.Phase, dir: m.Dir}, m.From) {

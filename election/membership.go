@@ -8,11 +8,12 @@ import (
 // own identity: members that join, change their key or go, a priority
 // changed at run time, and a node_id conflict.
 
-func (c *core) onMemberUp(k Key) {
+func (c *core) onMemberUp(k Key, r Role) {
 	if k.ID == c.self.ID || k.ID == 0 {
 		return
 	}
 	c.members[k.ID] = k
+	c.setRole(k.ID, r)
 	c.keysChanged()
 	// Back (or never gone): await it in elections again.
 	c.unsuspect(k.ID)
@@ -29,6 +30,7 @@ func (c *core) onMemberDown(id NodeID) {
 		return
 	}
 	delete(c.members, id)
+	delete(c.roles, id)
 	delete(c.excluded, id)
 	wasLeader := id == c.leader
 	if wasLeader {
@@ -103,9 +105,14 @@ func (c *core) onConflict(on bool) {
 	c.startElection()
 }
 
-// out reports whether this node takes no part in elections now: a node_id
-// conflict, or a standby its driver asked for.
-func (c *core) out() bool { return c.conflict || c.standby }
+// out reports whether this node takes no part as a candidate in elections
+// now: a node_id conflict, a standby its driver asked for, or a role that
+// may not lead.
+func (c *core) out() bool { return c.absent() || c.benched() }
+
+// absent reports whether this node takes no part at all in elections now,
+// not even passing a ring's messages on: a node_id conflict, or a standby.
+func (c *core) absent() bool { return c.conflict || c.standby }
 
 // onStandby takes this node out of the elections, or lets it back in, for
 // a reason of its driver's (the agent's: an interface it tracks is down).

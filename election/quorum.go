@@ -285,7 +285,7 @@ func (c *core) ackClaim(k Key, m *wire.Message, counted bool) {
 	if vis := c.visibleLeader(k.ID, term); c.reportedLeader != vis || c.reportedTerm != term {
 		c.emit(Action{Kind: ActFollow, Leader: vis, Term: term})
 	}
-	if c.mayPreempt(k) || c.st.prevoting || !c.q.grantVote(k.ID, term, c.now) {
+	if !c.cfg.Role.Votes() || c.mayPreempt(k) || c.st.prevoting || !c.q.grantVote(k.ID, term, c.now) {
 		return
 	}
 	ack := c.header(wire.TypeHeartbeatAck)

@@ -86,9 +86,10 @@ func (r *ringCore) receive(m *wire.Message, from Key) bool {
 }
 
 // acknowledge tells the sender of a ring message that it arrived. A node
-// in conflict does not: it takes no part, and is skipped.
+// in conflict or on standby does not: it takes no part, and is skipped.
+// A witness or observer does: it passes messages on.
 func (r *ringCore) acknowledge(m *wire.Message) bool {
-	if r.out() {
+	if r.absent() {
 		return false
 	}
 	a := r.header(wire.TypeRingAck)
@@ -106,11 +107,11 @@ func (r *ringCore) onHopTimeout() {
 		due = append(due, r.hops[0])
 		r.hops = r.hops[1:]
 	}
-	if r.out() {
+	if r.absent() {
 		r.hops = r.hops[:0]
 	}
 	for _, h := range due {
-		if r.out() {
+		if r.absent() {
 			break
 		}
 		r.exclude(h.to, exclusion{until: r.now + suspicionMemory*r.cfg.SuspectAfter})

@@ -101,9 +101,10 @@ func (r *ringList) onElection(m *wire.Message) {
 	}
 	r.newRound(t, origin)
 	fwd := r.relay(m)
-	if !r.holding() {
-		// Step 3. A node in its resign hold-off passes the list on
-		// without its number: it may not be elected.
+	if !r.passive() {
+		// Step 3. A node in its resign hold-off, or a witness or
+		// observer, passes the list on without its number: it may not
+		// be elected.
 		fwd.List = append(fwd.List, member(r.self))
 		r.participate()
 	}

@@ -239,7 +239,7 @@ func (c *core) onProbe(m *wire.Message, from Key) {
 		v.Leader, v.Age = 0, wire.MaxAge
 	}
 	news := v.Leader != 0 && v.Leader == m.Leader && v.Age < m.Age
-	if !c.q.on() && !news {
+	if (!c.q.on() || !c.cfg.Role.Votes()) && !news {
 		return
 	}
 	c.emit(Action{Kind: ActSend, To: from.ID, Msg: v, Count: 1})
@@ -287,7 +287,7 @@ func (c *core) onVouch(m *wire.Message, from Key) {
 	if !c.st.prevoting {
 		return
 	}
-	if c.grants(m) {
+	if c.grants(m) && c.roleOf(from.ID).Votes() {
 		c.st.grants[from.ID] = c.now
 		if c.countGrants() >= c.majority() {
 			c.winPrevote()

@@ -99,6 +99,7 @@ type Event struct {
 	Msg      wire.Message // EvMessage
 	Timer    TimerKind    // EvTimer
 	Member   Key          // EvMemberUp, EvMemberDown (ID only)
+	Role     Role         // EvMemberUp: the member's role (candidate unless it says otherwise)
 	Priority uint16       // EvSetPriority
 	On       bool         // EvConflict, EvStandby, EvSetPreempt
 }

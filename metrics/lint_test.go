@@ -129,6 +129,7 @@ func TestNamingConventions(t *testing.T) {
 var valueLists = map[string][]string{
 	"state": States, "status": MemberStatuses, "reason": DropReasons,
 	"result": ElectionResults, "type": MessageTypes, "hook": Hooks, "outcome": HookOutcomes,
+	"role": Roles,
 	// address takes the configured virtual addresses only: busyRegistry's.
 	"address": {"198.18.0.100/24"},
 	// check takes the configured checks' names only: busyRegistry's.
@@ -210,11 +211,13 @@ lanleader_job_restarts_total COUNTER {} 1
 lanleader_job_running GAUGE {} 1
 lanleader_leader_changes_total COUNTER {} 1
 lanleader_leader_info GAUGE {leader_id,leader_name} 1
+lanleader_member_roles GAUGE {role} 3
 lanleader_members GAUGE {status} 4
 lanleader_messages_received_total COUNTER {type} 16
 lanleader_messages_sent_total COUNTER {type} 16
 lanleader_packets_dropped_total COUNTER {reason} 14
 lanleader_priority GAUGE {} 1
+lanleader_role GAUGE {role} 3
 lanleader_state GAUGE {state} 5
 lanleader_term GAUGE {} 1
 lanleader_vip_announcements_total COUNTER {address} 1

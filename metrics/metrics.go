@@ -30,6 +30,10 @@ type View struct {
 	// Fault: this node is out of the elections now (a fault check
 	// failed, a track file present, a link down).
 	Fault bool
+	// Role is this node's role (one of Roles); MemberRoles counts the
+	// other alive members by the role their metadata announces.
+	Role        string
+	MemberRoles map[string]int
 }
 
 // Check is one health check in a View.
@@ -182,6 +186,10 @@ var (
 		"Announcements (gratuitous ARP, unsolicited neighbour advertisements) of the virtual address sent by this node."}
 	specVIPConflicts = spec{"lanleader_vip_conflicts_total", typeCounter, []string{"address"},
 		"Times another host was found holding the virtual address at this node's start while no other leader did."}
+	specRole = spec{"lanleader_role", typeGauge, []string{"role"},
+		"Role of this node in the elections (candidate, witness, observer): 1 for its role, 0 for the others."}
+	specMemberRoles = spec{"lanleader_member_roles", typeGauge, []string{"role"},
+		"Number of other alive cluster members by the role they announce (candidate, witness, observer)."}
 	specBuildInfo = spec{"lanleader_build_info", typeGauge, []string{"version"},
 		"Build information of this lanleader binary, with its version as a label; always 1."}
 )
@@ -211,6 +219,8 @@ var specs = []*spec{
 	&specVIPAnnouncements,
 	&specVIPConflicts,
 	&specConfigReloads,
+	&specRole,
+	&specMemberRoles,
 	&specBuildInfo,
 }
 
@@ -370,6 +380,7 @@ type stateCollector struct {
 	isLeader, term, leaderInfo, state, members *prometheus.Desc
 	priority, checksFailing, vipUp             *prometheus.Desc
 	checkUp, fault                             *prometheus.Desc
+	roles                                      roleDescs
 }
 
 func newStateCollector(view func() View) *stateCollector {
@@ -385,6 +396,7 @@ func newStateCollector(view func() View) *stateCollector {
 		vipUp:         specVIPUp.desc(),
 		checkUp:       specCheckUp.desc(),
 		fault:         specFault.desc(),
+		roles:         newRoleDescs(),
 	}
 }
 
@@ -401,6 +413,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.vipUp
 	ch <- c.checkUp
 	ch <- c.fault
+	c.roles.describe(ch)
 }
 
 // Collect calls view once and emits one series per metric and label value.
@@ -430,6 +443,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(c.checkUp, boolValue(k.Up), k.Name)
 	}
 	ch <- gauge(c.fault, boolValue(v.Fault))
+	c.roles.collect(ch, &v)
 }
 
 // gauge never panics: a scrape must not crash the agent. An error (none is

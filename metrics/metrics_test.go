@@ -145,15 +145,15 @@ lanleader_fault 0
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			want := stateHelp + strings.ReplaceAll(tc.want, `\ufffd`, "\uFFFD")
+			names := []string{"lanleader_is_leader", "lanleader_term", "lanleader_leader_info",
+				"lanleader_state", "lanleader_members", "lanleader_priority", "lanleader_checks_failing", "lanleader_fault"}
 			c := newStateCollector(fixedView(tc.view))
-			if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+			if err := testutil.CollectAndCompare(c, strings.NewReader(want), names...); err != nil {
 				t.Error(err)
 			}
 			// The same through a registry built by New.
 			reg, _ := newTestRegistry(t, "test", fixedView(tc.view))
-			if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-				"lanleader_is_leader", "lanleader_term", "lanleader_leader_info",
-				"lanleader_state", "lanleader_members", "lanleader_priority", "lanleader_checks_failing", "lanleader_fault"); err != nil {
+			if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 				t.Error(err)
 			}
 		})
@@ -194,7 +194,7 @@ func TestMessageTypesAreWireNames(t *testing.T) {
 func TestLabelValueListsAreUnique(t *testing.T) {
 	for name, list := range map[string][]string{
 		"States": States, "MemberStatuses": MemberStatuses, "DropReasons": DropReasons,
-		"ElectionResults": ElectionResults, "MessageTypes": MessageTypes,
+		"ElectionResults": ElectionResults, "MessageTypes": MessageTypes, "Roles": Roles,
 	} {
 		if len(list) == 0 {
 			t.Errorf("%s is empty", name)
@@ -442,7 +442,7 @@ func TestDescribeMatchesRegistry(t *testing.T) {
 		"lanleader_failover_seconds", "lanleader_job_running",
 		"lanleader_job_restarts_total", "lanleader_priority", "lanleader_checks_failing",
 		"lanleader_check_up", "lanleader_check_runs_total", "lanleader_fault", "lanleader_hook_runs_total", "lanleader_vip_up", "lanleader_vip_announcements_total",
-		"lanleader_vip_conflicts_total", "lanleader_config_reloads_total", "lanleader_build_info"}
+		"lanleader_vip_conflicts_total", "lanleader_config_reloads_total", "lanleader_role", "lanleader_member_roles", "lanleader_build_info"}
 	var gotOrder []string
 	for _, info := range Describe() {
 		gotOrder = append(gotOrder, info.Name)

@@ -36,6 +36,8 @@ const maxViolations = 20
 //     short where it steps down or crashes. Two leaderships with one term
 //     are a violation too (DupTerms; the term is the fencing token).
 //
+//  5. Only a candidate leads: a witness or an observer never does.
+//
 // Invariant 2 (convergence after the last fault) is Converged.
 type Checker struct {
 	s          *Sim
@@ -200,6 +202,9 @@ func (c *Checker) afterStep(i int, before, after election.Status) {
 		v.term, v.lead, v.key = after.Term, after.Leader, after.LeaderKey
 	}
 	if after.State == election.StateLeader && (before.State != election.StateLeader || before.Term != after.Term) {
+		if r := c.s.nodes[i].role; !r.MayLead() {
+			c.violate("invariant 5: n%d, a %v, leads with term %d", id, r, after.Term)
+		}
 		c.Leaderships++
 		if prev, ok := c.claims[after.Term]; ok && prev.node != id {
 			c.DupTerms++
@@ -237,19 +242,28 @@ func (s *Sim) convergedError(largestWins bool) error {
 
 // convergence returns "" when the live, awake nodes have converged, or
 // what is still wrong: the leader must be the only one; every other live
-// node must be a follower of it with its term; and no live node that
+// node must be a follower of it with its term; and no live candidate that
 // preempts may have a larger key than the leader's (it would take over).
-// With largestWins every node counts as preempting.
+// With largestWins every candidate counts as preempting. Witnesses and
+// observers follow; with no candidate up, or in quorum mode without a
+// majority of voters (candidates and witnesses) up, nobody leads.
 func (s *Sim) convergence(largestWins bool) string {
 	var leader *node
 	var leaders int
-	var preempting *node // the largest live node that preempts
-	live := 0
+	var preempting *node // the largest live candidate that preempts
+	live, voters, candidates := 0, 0, 0
 	for _, n := range s.nodes {
 		if !n.up || n.paused {
 			continue
 		}
 		live++
+		if n.role.Votes() {
+			voters++
+		}
+		if !n.role.MayLead() {
+			continue
+		}
+		candidates++
 		if (largestWins || n.preempt) && (preempting == nil || preempting.key.Less(n.key)) {
 			preempting = n
 		}
@@ -261,10 +275,11 @@ func (s *Sim) convergence(largestWins bool) string {
 	switch {
 	case live == 0:
 		return ""
-	case s.cfg.Timing.Quorum > 0 && live < s.cfg.Timing.Quorum/2+1:
-		// Quorum mode: no majority is up, so no node may lead.
+	case s.cfg.Timing.Quorum > 0 && voters < s.cfg.Timing.Quorum/2+1 || candidates == 0:
+		// Quorum mode: no majority of voters is up; or no candidate is
+		// up: no node may lead.
 		if leaders != 0 {
-			return fmt.Sprintf("%d leaders without a majority up", leaders)
+			return fmt.Sprintf("%d leaders without a majority or a candidate up", leaders)
 		}
 		return ""
 	case leaders != 1:

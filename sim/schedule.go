@@ -95,7 +95,11 @@ func (sch Schedule) Describe() string {
 	}
 	b.WriteString("\n")
 	for _, n := range sch.Config.Nodes {
-		fmt.Fprintf(&b, "  node %v preempt=%v\n", n.Key, n.Preempt)
+		role := ""
+		if n.Role != election.RoleCandidate {
+			role = " role=" + n.Role.String()
+		}
+		fmt.Fprintf(&b, "  node %v preempt=%v%s\n", n.Key, n.Preempt, role)
 	}
 	for _, f := range sch.Faults {
 		fmt.Fprintf(&b, "  %v\n", f)

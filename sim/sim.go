@@ -26,6 +26,9 @@ type Net struct {
 type Node struct {
 	Key     election.Key
 	Preempt bool
+	// Role is what the node may do in the elections (the zero value:
+	// a candidate); membership tells the others.
+	Role election.Role
 }
 
 // Config describes a simulated cluster.
@@ -197,6 +200,7 @@ type node struct {
 	idx     int
 	key     election.Key
 	preempt bool
+	role    election.Role
 	m       election.Machine
 	up      bool
 	paused  bool
@@ -277,7 +281,7 @@ func New(cfg Config) (*Sim, error) {
 		}
 		seen[nc.Key.ID] = true
 		s.byID[nc.Key.ID] = i
-		s.nodes = append(s.nodes, &node{idx: i, key: nc.Key, preempt: nc.Preempt})
+		s.nodes = append(s.nodes, &node{idx: i, key: nc.Key, preempt: nc.Preempt, role: nc.Role})
 	}
 	s.Check = newChecker(s)
 	return s, nil
@@ -574,7 +578,7 @@ func (s *Sim) dispatch(e *event) {
 			kind = election.EvMemberUp
 		}
 		// Membership hands out what it knows now: the member's current key.
-		s.step(n, election.Event{Kind: kind, Member: s.nodes[e.about].key})
+		s.step(n, election.Event{Kind: kind, Member: s.nodes[e.about].key, Role: s.nodes[e.about].role})
 	}
 }
 
@@ -610,7 +614,7 @@ func (s *Sim) deliver(n *node, pkt []byte, pseq uint32) {
 func (s *Sim) boot(i int, first bool) {
 	n := s.nodes[i]
 	cfg := s.cfg.Timing
-	cfg.ID, cfg.Priority, cfg.Preempt = n.key.ID, n.key.Priority, n.preempt
+	cfg.ID, cfg.Priority, cfg.Preempt, cfg.Role = n.key.ID, n.key.Priority, n.preempt, n.role
 	if !s.cfg.Amnesia {
 		cfg.InitialTerm = n.voted
 	}
@@ -644,7 +648,7 @@ func (s *Sim) boot(i int, first bool) {
 	s.Check.nodeUp(i)
 	for j, o := range s.nodes {
 		if j != i && (first || o.up) {
-			s.step(n, election.Event{Kind: election.EvMemberUp, Member: o.key})
+			s.step(n, election.Event{Kind: election.EvMemberUp, Member: o.key, Role: o.role})
 		}
 	}
 	s.step(n, election.Event{Kind: election.EvStart})

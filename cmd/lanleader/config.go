@@ -137,6 +137,7 @@ var runOptions = []option{
 	{"key-file", "Key", keyFile},
 	{"accept-key-file", "AcceptKeys", keyFile},
 	{"algorithm", "Algorithm", text},
+	{"role", "Role", text},
 	{"transport", "Transport", text},
 	{"multicast-group", "Group", multicastIP},
 	{"preempt", "Preempt", boolean},

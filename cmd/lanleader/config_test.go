@@ -41,6 +41,7 @@ func defaultRunConfig(t *testing.T) agent.Config {
 		SuspectAfter:     300 * time.Millisecond,
 		Detector:         "fixed",
 		Algorithm:        "bully",
+		Role:             "candidate",
 		Transport:        "multicast",
 		Group:            netip.Addr{},
 		Preempt:          true,
@@ -181,6 +182,11 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--suspect-after", "1.5s"}, func(c *agent.Config) { c.SuspectAfter = 1500 * time.Millisecond }},
 		{[]string{"--detector", "phi"}, func(c *agent.Config) { c.Detector = "phi" }},
 		{[]string{"--algorithm", "hirschberg-sinclair"}, func(c *agent.Config) { c.Algorithm = "hirschberg-sinclair" }},
+		{[]string{"--role", "observer"}, func(c *agent.Config) { c.Role = "observer" }},
+		{[]string{"--role=witness", "--quorum", "3"}, func(c *agent.Config) {
+			c.Role, c.Quorum = "witness", 3
+			c.DeriveTimeouts()
+		}},
 		{[]string{"--transport", "unicast"}, func(c *agent.Config) { c.Transport = "unicast" }},
 		{[]string{"--multicast-group", "239.255.1.2"}, func(c *agent.Config) { c.Group = netip.MustParseAddr("239.255.1.2") }},
 		{[]string{"--preempt=false"}, func(c *agent.Config) { c.Preempt = false }},
@@ -332,6 +338,7 @@ heartbeat: 50ms
 suspect_after: 400ms
 detector: phi
 algorithm: chang-roberts
+role: witness
 transport: unicast
 multicast_group: 239.255.9.9
 preempt: false
@@ -400,6 +407,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		SuspectAfter:     400 * time.Millisecond,
 		Detector:         "phi",
 		Algorithm:        "chang-roberts",
+		Role:             "witness",
 		Transport:        "unicast",
 		Group:            netip.MustParseAddr("239.255.9.9"),
 		Preempt:          false,
@@ -617,6 +625,9 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--detector", "foo"}, []string{`--detector: "foo" is not fixed or phi`}},
 		{"", []string{"--algorithm", "raft"}, []string{`--algorithm: "raft" is not bully, ring, chang-roberts or hirschberg-sinclair`}},
 		{"", []string{"--transport", "tcp"}, []string{`--transport: "tcp" is not multicast or unicast`}},
+		{"", []string{"--role", "leader"}, []string{`--role: "leader" is not candidate, witness or observer`}},
+		{"", []string{"--role", "witness"}, []string{"role: a witness only votes in quorum mode, and quorum is off: set --quorum N"}},
+		{"role: witness\n", nil, []string{"role: a witness only votes in quorum mode"}},
 		{"", []string{"--log-level", "loud"}, []string{`--log-level: "loud" is not debug, info, warn or error`}},
 		{"", []string{"--log-format", "xml"}, []string{`--log-format: "xml" is not text or json`}},
 		{"", []string{"--bind", "nonsense"}, []string{`--bind: "nonsense" is not an IP address with an optional port`}},

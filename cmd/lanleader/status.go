@@ -296,6 +296,9 @@ func printHead(tw io.Writer, st agent.Status) {
 	fmt.Fprintf(tw, "node\t%s (node_id %d, priority %d)\n", cell(st.Name), st.NodeID, st.Priority)
 	fmt.Fprintf(tw, "state\t%s, term %d\n", cell(st.State), st.Term)
 	fmt.Fprintf(tw, "leader\t%s\n", leaderText(st))
+	if what, ok := roleTexts[st.Role]; ok {
+		fmt.Fprintf(tw, "role\t%s: %s\n", st.Role, what)
+	}
 	var parts []string
 	if st.Cluster != "" {
 		parts = append(parts, cell(st.Cluster))
@@ -349,7 +352,7 @@ func memberRows(st agent.Status) []statusRow {
 	rows := make([]statusRow, 0, len(st.Members)+1)
 	rows = append(rows, statusRow{
 		name: st.Name, nodeID: st.NodeID, priority: st.Priority,
-		addr: st.GossipAddr, status: st.State + " (self)", self: true,
+		addr: st.GossipAddr, status: withRole(st.State+" (self)", st.Role), self: true,
 	})
 	for _, m := range st.Members {
 		s := m.Status
@@ -360,7 +363,7 @@ func memberRows(st agent.Status) []statusRow {
 			}
 		}
 		rows = append(rows, statusRow{
-			name: m.Name, nodeID: m.NodeID, priority: m.Priority, addr: m.Addr, status: s,
+			name: m.Name, nodeID: m.NodeID, priority: m.Priority, addr: m.Addr, status: withRole(s, m.Role),
 		})
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
@@ -377,6 +380,21 @@ func memberRows(st agent.Status) []statusRow {
 		return a.name < b.name
 	})
 	return rows
+}
+
+// roleTexts say what the roles other than candidate (the default,
+// which the header leaves out) mean.
+var roleTexts = map[string]string{
+	"witness":  "votes in quorum mode, never leads",
+	"observer": "follows only, no vote",
+}
+
+// withRole adds a role other than candidate to a member's status cell.
+func withRole(status, role string) string {
+	if role == "" || role == "candidate" {
+		return status
+	}
+	return status + ", " + role
 }
 
 // leaderText is the value of the header's leader line.

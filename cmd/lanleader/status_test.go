@@ -82,6 +82,27 @@ func TestStatusTable(t *testing.T) {
 	}{
 		{"three members", status3, table3},
 		{
+			"a witness, a candidate and an observer",
+			`{"name":"host-w","node_id":9,"priority":100,"state":"follower","term":4,"role":"witness",
+			  "leader_id":1,"leader_name":"host-a","algorithm":"bully","quorum":3,"voted_term":4,
+			  "members":[
+			   {"name":"host-a","node_id":1,"priority":100,"addr":"198.18.0.1:7946","alive":true,"status":"alive","role":"candidate"},
+			   {"name":"host-o","node_id":7,"priority":100,"addr":"198.18.0.7:7946","alive":true,"status":"alive","role":"observer"}],
+			  "cluster":"lab","transport":"multicast","gossip_addr":"198.18.0.9:7946","version":"dev"}`,
+			`node     host-w (node_id 9, priority 100)
+state    follower, term 4
+leader   host-a (node_id 1)
+role     witness: votes in quorum mode, never leads
+cluster  lab, transport multicast, algorithm bully
+quorum   3 (a leader needs 2), voted term 4
+
+NAME    NODE_ID  PRIORITY  ADDR             STATUS                    LEADER
+host-w  9        100       198.18.0.9:7946  follower (self), witness
+host-o  7        100       198.18.0.7:7946  alive, observer
+host-a  1        100       198.18.0.1:7946  alive                     *
+`,
+		},
+		{
 			"no leader known",
 			`{"name":"host-b","node_id":2,"priority":100,"state":"candidate","term":7,
 			  "leader_id":0,"leader_name":"","algorithm":"bully",
