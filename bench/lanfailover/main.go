@@ -5,6 +5,7 @@
 // bridge, addresses 198.18.0.1, 198.18.0.2, …) with one `lanleader run`
 // process per host, found by multicast beacons. It needs root.
 //
+//	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms]
 //	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
 //	    [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully]
 //	    [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
@@ -87,6 +88,13 @@
 // with -keepalived, keepalived's virtual_ipaddress (advert_int 1s, 100ms,
 // 10ms by default). At least 20 trials a row. See vip.go.
 //
+// With -scale it measures instead how the costs grow with the LAN's size:
+// one crash-failover row per host count, with the start-up time, the p99
+// ratio to the smallest LAN, packets per host, idle CPU and RSS per agent
+// (see scale.go). Test beds of 40 hosts and more raise the kernel's
+// neighbour table limits while they live (see e2e's doc), and a setting
+// whose hosts' UDP sends the kernel dropped (SndbufErrors) fails.
+//
 // Exit status 0 when every trial agreed within 30 s, 1 otherwise (or when
 // the test bed cannot be built: not root, no ip or nft), 2 for bad flags.
 package main
@@ -117,6 +125,13 @@ import (
 // deadline bounds every wait for agreement.
 const deadline = 30 * time.Second
 
+// maxHosts and maxVIPHosts are the test bed's limits (e2e.NewNet's, and
+// NewNetWithClient's).
+const (
+	maxHosts    = 128
+	maxVIPHosts = 98
+)
+
 // observeEvery is the observer's polling period: it only decides when to
 // go on; the figures come from the agents' log stamps.
 const observeEvery = 20 * time.Millisecond
@@ -131,7 +146,8 @@ type options struct {
 	adverts       []time.Duration
 	losses        []int // -loss: loss percentages (stability rows instead of failover)
 	lossFor       time.Duration
-	vip           bool // -vip: the client's outage rows instead of failover
+	vip           bool  // -vip: the client's outage rows instead of failover
+	scale         []int // -scale: host counts of the scale table instead of failover rows
 	seed          uint64
 	verbose       bool
 }
@@ -148,6 +164,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n"+
 			"       sudo go run ./bench/lanfailover -loss 20,30 [-loss-for 30s] [-hosts 5] [-keepalived] [-advert-int 1s,100ms]\n"+
+			"       sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-algorithm bully]\n"+
 			"       sudo go run ./bench/lanfailover -vip [-trials 20] [-hosts 3] [-heartbeat 100ms,10ms] [-mode crash,graceful,resign] [-keepalived] [-advert-int 1s,100ms,10ms]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
@@ -155,7 +172,8 @@ func parseFlags(args []string) (options, error) {
 		fs.PrintDefaults()
 	}
 	var o options
-	fs.IntVar(&o.hosts, "hosts", 5, "hosts in the LAN, 2…32")
+	fs.IntVar(&o.hosts, "hosts", 5, "hosts in the LAN, 2…128 (…98 with -vip)")
+	scale := fs.String("scale", "", "comma-separated host counts (2…128): instead of failover rows, the scale table: start-up, crash failover, packets, idle CPU and RSS per host count (e.g. 5,32,64,128)")
 	fs.IntVar(&o.trials, "trials", 30, "kills per setting and mode, at least 1")
 	hbs := fs.String("heartbeat", "100ms,10ms", "comma-separated lanleader heartbeat intervals (100ms is the default)")
 	modes := fs.String("mode", "crash,graceful", "comma-separated modes: crash (SIGKILL), graceful (SIGTERM)")
@@ -171,19 +189,33 @@ func parseFlags(args []string) (options, error) {
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
 	}
-	if o.hosts < 2 || o.hosts > 32 {
-		return o, fmt.Errorf("-hosts: %d out of range 2…32", o.hosts)
+	if o.hosts < 2 || o.hosts > maxHosts {
+		return o, fmt.Errorf("-hosts: %d out of range 2…%d", o.hosts, maxHosts)
 	}
 	if o.trials < 1 {
 		return o, fmt.Errorf("-trials: %d, want at least 1", o.trials)
 	}
 	var err error
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.scale, err = parseScale(*scale); err != nil {
+		return o, err
+	}
+	if len(o.scale) > 0 {
+		if o.vip || o.keepalived || len(*losses) > 0 || set["mode"] || set["quorum"] || set["hosts"] {
+			return o, errors.New("-scale: not with -vip, -keepalived, -loss, -mode, -quorum or -hosts (its rows are crash failovers without quorum, one per host count)")
+		}
+		if !set["heartbeat"] {
+			*hbs = "100ms"
+		}
+	}
 	if o.heartbeats, err = lists.Durations("-heartbeat", *hbs, 10*time.Millisecond); err != nil {
 		return o, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.vip {
+		if o.hosts > maxVIPHosts {
+			return o, fmt.Errorf("-vip: -hosts %d, want at most %d (the client's and the hosts' addresses stay below the virtual address)", o.hosts, maxVIPHosts)
+		}
 		if !set["mode"] {
 			*modes = "crash,graceful,resign"
 		}
@@ -296,6 +328,8 @@ type result struct {
 	Packets  []uint64        // election packets per failover
 	Usage    []usage         // every agent, at the end
 	Failures []string
+	Hosts    int           // lanleader's cluster size
+	Startup  time.Duration // last agent's start → all agree (lanleader; 0 when agreed before)
 }
 
 // usage is one agent's CPU and memory.
@@ -324,11 +358,22 @@ func run(o options, stdout, stderr io.Writer) int {
 	r := &runner{out: stdout, log: stderr, verbose: o.verbose}
 	rng := rand.New(rand.NewPCG(o.seed, 0x6c616e6c65616465)) // "lanleade"
 	fmt.Fprintf(stdout, "# %s\n", machine.This().Line())
-	fmt.Fprintf(stdout, "# %d hosts (network namespaces on one bridge), %d trials per row, seed %d\n", o.hosts, o.trials, o.seed)
+	hosts := strconv.Itoa(o.hosts)
+	if len(o.scale) > 0 {
+		counts := make([]string, len(o.scale))
+		for k, h := range o.scale {
+			counts[k] = strconv.Itoa(h)
+		}
+		hosts = strings.Join(counts, ",")
+	}
+	fmt.Fprintf(stdout, "# %s hosts (network namespaces on one bridge), %d trials per row, seed %d\n", hosts, o.trials, o.seed)
 	var results []result
 	r.watchSignals()
 	if o.vip {
 		return runVIP(r, o, stdout, stderr, rng)
+	}
+	if len(o.scale) > 0 {
+		return runScale(r, o, stdout, stderr, rng)
 	}
 	if len(o.losses) > 0 {
 		rows := runLoss(r, o, stdout, stderr)
@@ -409,7 +454,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)
 	n.CountPackets(r)
-	obs := n.Observe(r, observeEvery)
+	obs := n.Observe(r, observePeriod(o.hosts))
 	start := func(i int) *e2e.Proc {
 		args := []string{"run", "--bind", n.Addr(i), "--name", hostName(i), "--node-id", strconv.Itoa(i + 1),
 			"--log-format", "json", "--heartbeat", hb.String(), "--algorithm", alg}
@@ -432,7 +477,9 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		}
 	}
 	top := o.hosts - 1
-	since := obs.Start
+	res.Hosts = o.hosts
+	res.Startup = startup(r, obs, time.Now(), top, all)
+	since := time.Now()
 	var trialsFrom []cpuTime
 	for trial := range o.trials {
 		r.checkInterrupt()
@@ -503,6 +550,46 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		u.RSS = rss
 		res.Usage = append(res.Usage, u)
 	}
+	checkSends(r, n, res)
+}
+
+// startup waits until every host agrees that host top+1 leads, the last
+// agent having started at last, and returns the time from then to the
+// last host's taking its view (0 when every host agreed before the last
+// start). No agreement within deadline ends the setting, saying how
+// many hosts lead.
+func startup(r *runner, obs *e2e.Observer, last time.Time, top int, all []int) time.Duration {
+	if why := waitAgree(r, obs, last, uint64(top+1), all); why != "" {
+		r.Fatalf("start-up: no convergence: %d hosts do not agree that host-%d leads within %v of the last start: %s", len(all), top+1, deadline, why)
+	}
+	at, ok := obs.LastChange(all...)
+	if !ok {
+		r.Fatalf("start-up: the hosts agree on host-%d, but not every log says so", top+1)
+	}
+	return max(at.Sub(last), 0)
+}
+
+// checkSends makes the setting a failure when a host's kernel dropped UDP
+// sends (e2e's SendFailures): its figures would be of a broken test bed.
+func checkSends(r *runner, n *e2e.Net, res *result) {
+	counts, err := n.SendFailures()
+	if err != nil {
+		r.Fatalf("%v", err)
+	}
+	var total uint64
+	for _, c := range counts {
+		total += c
+	}
+	if total > 0 {
+		res.Failures = append(res.Failures, fmt.Sprintf("the kernel dropped %d UDP sends (SndbufErrors) of %d hosts: the test bed is broken (neighbour table full?)", total, len(counts)))
+	}
+}
+
+// observePeriod is the observer's polling period for a LAN of hosts:
+// observeEvery, longer for big LANs, so that the polls of /status (hosts
+// per period) do not load the machine whose agents are measured.
+func observePeriod(hosts int) time.Duration {
+	return max(observeEvery, time.Duration(hosts)*observeEvery/8)
 }
 
 // cpuTimes reads the CPU time of every process.
