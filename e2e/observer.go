@@ -378,6 +378,20 @@ func (o *Observer) Settle(from time.Time, leader uint64, hosts ...int) (first, a
 	return lo.Sub(from), hi.Sub(from), true
 }
 
+// Leading is how many of hosts said they lead at their last successful
+// poll: more than one while a LAN has not converged.
+func (o *Observer) Leading(hosts ...int) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := 0
+	for _, h := range hosts {
+		if o.status[h].State == "leader" {
+			k++
+		}
+	}
+	return k
+}
+
 // LastChange is the stamp of the latest leadership line that the logs of
 // hosts have, and whether every one of them has one: once they agree, the
 // moment the last of them took its present view.

@@ -146,8 +146,9 @@ type options struct {
 	adverts       []time.Duration
 	losses        []int // -loss: loss percentages (stability rows instead of failover)
 	lossFor       time.Duration
-	vip           bool  // -vip: the client's outage rows instead of failover
-	scale         []int // -scale: host counts of the scale table instead of failover rows
+	vip           bool          // -vip: the client's outage rows instead of failover
+	scale         []int         // -scale: host counts of the scale table instead of failover rows
+	startEvery    time.Duration // -start-every: pause between two agents' starts
 	seed          uint64
 	verbose       bool
 }
@@ -185,6 +186,7 @@ func parseFlags(args []string) (options, error) {
 	losses := fs.String("loss", "", "comma-separated loss percentages: instead of failover, measure stability under random loss on every host's input (e.g. 20,30)")
 	fs.DurationVar(&o.lossFor, "loss-for", 30*time.Second, "with -loss: how long each row's loss lasts")
 	fs.BoolVar(&o.vip, "vip", false, "instead of failover, measure what a client of the virtual address sees: its outage (lanleader --vip; keepalived's virtual_ipaddress with -keepalived); modes add resign; -advert-int defaults to 1s,100ms,10ms; at least 20 trials")
+	fs.DurationVar(&o.startEvery, "start-every", 0, "pause between the starts of two agents of a LAN (0: one right after another)")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
@@ -242,6 +244,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.losses, err = parseLosses(*losses); err != nil {
 		return o, err
+	}
+	if o.startEvery < 0 {
+		return o, fmt.Errorf("-start-every: %v, want 0 or more", o.startEvery)
 	}
 	if o.lossFor <= 0 {
 		return o, fmt.Errorf("-loss-for: %v, want a positive duration", o.lossFor)
@@ -336,12 +341,16 @@ type result struct {
 type usage struct {
 	Host      int
 	TrialsCPU float64 // % of one core from the first agreement to the end of the trials; -1 for a host restarted by them
-	IdleCPU   float64 // % of one core over idleWindow after the trials, the cluster settled
-	RSS       uint64  // bytes, at the end
+	IdleCPU   float64 // % of one core over idleWindow before the trials, the cluster settled
+	RSS       uint64  // bytes, at the end of the idle window
 }
 
-// idleWindow is how long each agent's CPU is measured after the trials.
-const idleWindow = 5 * time.Second
+// idleWindow is how long each agent's CPU is measured once the cluster
+// first agreed, idleSettle after the agreement, before the trials.
+const (
+	idleWindow = 5 * time.Second
+	idleSettle = 2 * time.Second
+)
 
 // cpuTime is a process's CPU time (user and system) and when it was read.
 type cpuTime struct {
@@ -470,6 +479,9 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	procs := make([]*e2e.Proc, o.hosts)
 	all, others := make([]int, o.hosts), make([]int, o.hosts-1)
 	for i := range procs {
+		if i > 0 && o.startEvery > 0 {
+			time.Sleep(o.startEvery) // the start schedule asked for, not a synchronisation
+		}
 		procs[i] = start(i)
 		all[i] = i
 		if i < o.hosts-1 {
@@ -479,6 +491,10 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	top := o.hosts - 1
 	res.Hosts = o.hosts
 	res.Startup = startup(r, obs, time.Now(), top, all)
+	// The idle cost: the cluster settled, nothing polling the agents.
+	obs.Stop()
+	res.Usage = idleUsage(r, procs)
+	obs = n.Observe(r, observePeriod(o.hosts))
 	since := time.Now()
 	var trialsFrom []cpuTime
 	for trial := range o.trials {
@@ -503,7 +519,8 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 			r.Fatalf("trial %d: %v", trial+1, err)
 		}
 		if why := waitAgree(r, obs, t0, uint64(top), others); why != "" {
-			res.Failures = append(res.Failures, fmt.Sprintf("trial %d: no agreement on host-%d within %v: %s", trial+1, top, deadline, why))
+			res.Failures = append(res.Failures, fmt.Sprintf("trial %d: no agreement on host-%d within %v (%d hosts say they lead): %s",
+				trial+1, top, deadline, obs.Leading(others...), why))
 			return
 		}
 		p1, err := n.Packets()
@@ -532,25 +549,34 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	if why := waitAgree(r, obs, since, uint64(top+1), all); why != "" {
 		r.Fatalf("after the last trial: %d hosts do not agree that host-%d leads within %v: %s", o.hosts, top+1, deadline, why)
 	}
-	// The observer's polls (every observeEvery) are part of the CPU
-	// during the trials; the idle window is measured without them.
+	// The observer's polls are part of the CPU during the trials.
 	obs.Stop()
 	trialsTo := cpuTimes(r, procs)
-	time.Sleep(idleWindow) // the measurement window, not a synchronisation
-	idleTo := cpuTimes(r, procs)
-	for i, p := range procs {
-		u := usage{Host: i, TrialsCPU: -1, IdleCPU: percent(trialsTo[i], idleTo[i])}
+	for i := range res.Usage {
 		if i != top {
-			u.TrialsCPU = percent(trialsFrom[i], trialsTo[i])
+			res.Usage[i].TrialsCPU = percent(trialsFrom[i], trialsTo[i])
 		}
+	}
+	checkSends(r, n, res)
+}
+
+// idleUsage measures every agent's CPU over idleWindow, idleSettle after
+// the cluster agreed (memberlist's gossip of the joins dies down), and
+// its RSS at the end of the window; TrialsCPU is -1 (not measured yet).
+func idleUsage(r *runner, procs []*e2e.Proc) []usage {
+	time.Sleep(idleSettle) // the measurement's schedule, not a synchronisation
+	from := cpuTimes(r, procs)
+	time.Sleep(idleWindow) // the measurement window
+	to := cpuTimes(r, procs)
+	out := make([]usage, len(procs))
+	for i, p := range procs {
 		rss, err := procstat.RSS(p.Pid)
 		if err != nil {
 			r.Fatalf("host-%d: %v", i+1, err)
 		}
-		u.RSS = rss
-		res.Usage = append(res.Usage, u)
+		out[i] = usage{Host: i, TrialsCPU: -1, IdleCPU: percent(from[i], to[i]), RSS: rss}
 	}
-	checkSends(r, n, res)
+	return out
 }
 
 // startup waits until every host agrees that host top+1 leads, the last
@@ -560,7 +586,8 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 // many hosts lead.
 func startup(r *runner, obs *e2e.Observer, last time.Time, top int, all []int) time.Duration {
 	if why := waitAgree(r, obs, last, uint64(top+1), all); why != "" {
-		r.Fatalf("start-up: no convergence: %d hosts do not agree that host-%d leads within %v of the last start: %s", len(all), top+1, deadline, why)
+		r.Fatalf("start-up: no convergence: %d hosts do not agree that host-%d leads within %v of the last start (%d say they lead): %s",
+			len(all), top+1, deadline, obs.Leading(all...), why)
 	}
 	at, ok := obs.LastChange(all...)
 	if !ok {
@@ -663,8 +690,9 @@ func printTable(w io.Writer, results []result) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "# CPU in % of one core: during the trials (the last host restarts every trial: -; lanleader's")
-	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v), and over %v after them with\n", observeEvery, idleWindow)
-	fmt.Fprintln(w, "# the cluster settled and nothing polling; RSS at the end")
+	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v, longer beyond 8 hosts), and idle: over %v with\n", observeEvery, idleWindow)
+	fmt.Fprintf(w, "# the cluster settled and nothing polling (lanleader: before the trials, %v after all first agreed;\n", idleSettle)
+	fmt.Fprintln(w, "# keepalived: after them); RSS at the end of the idle window")
 }
 
 // printRatios compares every quorum row with the plain row (quorum off)

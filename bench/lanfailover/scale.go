@@ -31,8 +31,10 @@ import (
 //     run's reference, 5 hosts in the table);
 //   - election packets per failover on the bridge, median and max, and
 //     per host (median / n);
-//   - idle CPU (% of one core, over 5 s with the cluster settled and
-//     nothing polling) and RSS per agent: median and max over the agents.
+//   - idle CPU (% of one core, over 5 s from 2 s after the start-up's
+//     agreement, nothing polling) and RSS per agent: median and max over
+//     the agents; measured before the trials, so also when a failover
+//     does not converge.
 //
 // A row whose hosts' kernels dropped UDP sends (SndbufErrors: the test
 // bed's neighbour table was too small) fails, as does a row without
@@ -110,6 +112,9 @@ func printScale(w io.Writer, results []result) {
 			up = "no convergence"
 		}
 		cols := []string{res.Setting, strconv.Itoa(res.Hosts), up, strconv.Itoa(a.N), "-", "-", "-", "-", "-", "-"}
+		if a.N == 0 && len(res.Failures) > 0 && strings.Contains(res.Failures[0], "no agreement") {
+			cols[4] = "no convergence"
+		}
 		if a.N > 0 {
 			pk := packetStats(res.Packets)
 			ratio := "-"
@@ -128,8 +133,8 @@ func printScale(w io.Writer, results []result) {
 	fmt.Fprintln(w, "# 0: they agreed before); failover: ms from the kill until every survivor names host-(K-1), from the")
 	fmt.Fprintln(w, "# agents' log stamps, over n trials; p99 ratio: p99 / the p99 of the run's smallest LAN (same setting);")
 	fmt.Fprintln(w, "# packets: election packets on the bridge per failover (neither heartbeats nor beacons), per host =")
-	fmt.Fprintln(w, "# median / hosts; idle CPU (% of one core, over 5 s, the cluster settled, nothing polling) and RSS")
-	fmt.Fprintln(w, "# (at the end): median and max over the agents")
+	fmt.Fprintln(w, "# median / hosts; idle CPU (% of one core, over 5 s from 2 s after the start-up's agreement, before")
+	fmt.Fprintln(w, "# the trials, nothing polling) and RSS (at the end of those 5 s): median and max over the agents")
 }
 
 // scaleReference is the row of the smallest host count with res's
