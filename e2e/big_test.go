@@ -36,11 +36,18 @@ const bigAgree = 30 * time.Second
 
 func bigCluster(t *testing.T, hosts int) {
 	n := NewNet(t, hosts)
+	RequireNFT(t)
+	n.CountPackets(t)
 	// /status polls of every host: slower for big LANs, not to load the
 	// agents they watch.
 	obs := n.Observe(t, time.Duration(hosts)*5*time.Millisecond)
 	procs := make([]*Proc, hosts)
+	begin, bound := time.Now(), StartBound(hosts, 0)
 	for i := range hosts {
+		if time.Since(begin) > bound {
+			t.Fatalf("starting the agents took more than %v, %d of %d started (%d say they lead): the LAN saturates the machine",
+				bound, i, hosts, obs.Leading(n.All()[:i]...))
+		}
 		procs[i] = n.Start(t, i, "run", "--bind", n.Addr(i), "--name", hostName(i),
 			"--node-id", strconv.Itoa(i+1), "--log-format", "json")
 	}
@@ -56,6 +63,10 @@ func bigCluster(t *testing.T, hosts int) {
 		t.Errorf("the hosts agree, but not every log names a leader")
 	}
 	before, _, err := obs.Status(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0, err := n.Packets()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +87,13 @@ func bigCluster(t *testing.T, hosts int) {
 		}
 		return true, ""
 	})
+	p1, err := n.Packets()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, all, ok := obs.Settle(killed, uint64(top), others...); ok {
-		t.Logf("failover: all %d survivors name host-%d %v after the kill", top, top, all.Round(time.Millisecond))
+		t.Logf("failover: all %d survivors name host-%d %v after the kill, %d election packets on the bridge",
+			top, top, all.Round(time.Millisecond), p1.Sub(p0).Election)
 	} else {
 		t.Errorf("the survivors agree on host-%d, but not every log says so", top)
 	}

@@ -193,6 +193,15 @@ func hostLabel(k int) string {
 	return string(rune('a'+k/10-10)) + strconv.Itoa(k%10)
 }
 
+// StartBound bounds the start of hosts agents one after another, every
+// apart: a start (ip netns exec) takes milliseconds, but seconds on a
+// machine that the agents already started saturate (a LAN that collapsed
+// while it started). Past it, a test or benchmark says so rather than
+// go on starting.
+func StartBound(hosts int, every time.Duration) time.Duration {
+	return 30*time.Second + time.Duration(hosts)*(every+250*time.Millisecond)
+}
+
 // Hosts is the number of hosts that may run agents (the client is not
 // one of them).
 func (n *Net) Hosts() int { return n.agents }

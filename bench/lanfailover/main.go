@@ -478,7 +478,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	}
 	procs := make([]*e2e.Proc, o.hosts)
 	all, others := make([]int, o.hosts), make([]int, o.hosts-1)
-	begin, bound := time.Now(), startBound(o.hosts, o.startEvery)
+	begin, bound := time.Now(), e2e.StartBound(o.hosts, o.startEvery)
 	for i := range procs {
 		r.checkInterrupt()
 		if i > 0 && o.startEvery > 0 {
@@ -616,13 +616,6 @@ func checkSends(r *runner, n *e2e.Net, res *result) {
 	if total > 0 {
 		res.Failures = append(res.Failures, fmt.Sprintf("the kernel dropped %d UDP sends (SndbufErrors) of %d hosts: the test bed is broken (neighbour table full?)", total, len(counts)))
 	}
-}
-
-// startBound bounds the start of a LAN's agents: a start (ip netns exec)
-// takes milliseconds, but seconds on a machine that its agents saturate
-// (a LAN that collapsed while it started).
-func startBound(hosts int, every time.Duration) time.Duration {
-	return deadline + time.Duration(hosts)*(every+250*time.Millisecond)
 }
 
 // observePeriod is the observer's polling period for a LAN of hosts:
