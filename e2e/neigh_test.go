@@ -129,3 +129,41 @@ func TestNeighShared(t *testing.T) {
 	}
 	check("all gone again", [3]int{128, 512, 1024})
 }
+
+// TestBigBedRaisesNeigh: a bed of bigNeighBed hosts has the kernel's
+// neighbour table limits at least at its wants while it lives, and the
+// limits are back when it is gone (unless a bed of another process still
+// holds a raise: then they must still cover that one's).
+func TestBigBedRaisesNeigh(t *testing.T) {
+	before, err := readNeighLimits()
+	if err != nil {
+		t.Skip(err)
+	}
+	r := &recordTB{T: t}
+	NewNet(r, bigNeighBed)
+	during, err := readNeighLimits()
+	r.cleanup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.errs) > 0 {
+		t.Fatalf("the bed: %v", r.errs)
+	}
+	want := neighWant(bigNeighBed)
+	for k := range want {
+		if during[k] < want[k] {
+			t.Errorf("gc_thresh%d during a bed of %d: %d, want at least %d", k+1, bigNeighBed, during[k], want[k])
+		}
+	}
+	after, err := readNeighLimits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(neighFile); err == nil {
+		t.Logf("another process holds a raise (%s): limits %v before, %v after", neighFile, before, after)
+		return
+	}
+	if after != before {
+		t.Errorf("limits after the bed: %v, want %v as before", after, before)
+	}
+}
