@@ -476,24 +476,9 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	if quorum > 0 {
 		label += " quorum " + strconv.Itoa(quorum)
 	}
-	procs := make([]*e2e.Proc, o.hosts)
-	all, others := make([]int, o.hosts), make([]int, o.hosts-1)
-	begin, bound := time.Now(), e2e.StartBound(o.hosts, o.startEvery)
-	for i := range procs {
-		r.checkInterrupt()
-		if i > 0 && o.startEvery > 0 {
-			time.Sleep(o.startEvery) // the start schedule asked for, not a synchronisation
-		}
-		if took := time.Since(begin); took > bound {
-			r.Fatalf("start-up: no convergence: starting the agents took more than %v, %d of %d started (%d say they lead): the machine is saturated",
-				bound, i, o.hosts, obs.Leading(all[:i]...))
-		}
-		procs[i] = start(i)
-		all[i] = i
-		if i < o.hosts-1 {
-			others[i] = i
-		}
-	}
+	procs := startAgents(r, o, n, obs, start)
+	all := n.All()
+	others := all[:o.hosts-1]
 	top := o.hosts - 1
 	res.Hosts = o.hosts
 	res.Startup = startup(r, obs, time.Now(), top, all)
@@ -583,6 +568,26 @@ func idleUsage(r *runner, procs []*e2e.Proc) []usage {
 		out[i] = usage{Host: i, TrialsCPU: -1, IdleCPU: percent(from[i], to[i]), RSS: rss}
 	}
 	return out
+}
+
+// startAgents starts the agents of hosts 1 to o.hosts one after another
+// (o.startEvery apart), within e2e.StartBound: a LAN that saturates the
+// machine while it starts ends the setting as not converging.
+func startAgents(r *runner, o options, n *e2e.Net, obs *e2e.Observer, start func(int) *e2e.Proc) []*e2e.Proc {
+	procs := make([]*e2e.Proc, o.hosts)
+	begin, bound := time.Now(), e2e.StartBound(o.hosts, o.startEvery)
+	for i := range procs {
+		r.checkInterrupt()
+		if i > 0 && o.startEvery > 0 {
+			time.Sleep(o.startEvery) // the start schedule asked for, not a synchronisation
+		}
+		if time.Since(begin) > bound {
+			r.Fatalf("start-up: no convergence: starting the agents took more than %v, %d of %d started (%d say they lead): the machine is saturated",
+				bound, i, o.hosts, obs.Leading(n.All()[:i]...))
+		}
+		procs[i] = start(i)
+	}
+	return procs
 }
 
 // startup waits until every host agrees that host top+1 leads, the last

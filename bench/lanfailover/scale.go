@@ -134,7 +134,8 @@ func printScale(w io.Writer, results []result) {
 	fmt.Fprintln(w, "# agents' log stamps, over n trials; p99 ratio: p99 / the p99 of the run's smallest LAN (same setting);")
 	fmt.Fprintln(w, "# packets: election packets on the bridge per failover (neither heartbeats nor beacons), per host =")
 	fmt.Fprintln(w, "# median / hosts; idle CPU (% of one core, over 5 s from 2 s after the start-up's agreement, before")
-	fmt.Fprintln(w, "# the trials, nothing polling) and RSS (at the end of those 5 s): median and max over the agents")
+	fmt.Fprintln(w, "# the trials, nothing polling; CPU time is counted in 10 ms ticks: 0.2 % steps) and RSS (at the end")
+	fmt.Fprintln(w, "# of those 5 s): median and max over the agents")
 }
 
 // scaleReference is the row of the smallest host count with res's
