@@ -185,7 +185,8 @@ func verify(macs []*wire.MAC, msg, tag []byte) bool {
 const replayWindow = 64
 
 // replayForget is how long a sender's window outlives its last packet.
-// Every agent sends at least a beacon every 10 s on a multicast LAN.
+// Every agent sends a beacon at least every 256 s on a multicast LAN at
+// the default --discover-interval (beaconEvery).
 const replayForget = 10 * time.Minute
 
 // maxSenders bounds the windows kept: more than any cluster has nodes.

@@ -35,8 +35,10 @@ const (
 	// failover time.
 	DefaultHeartbeat = 100 * time.Millisecond
 	// DefaultDiscoverInterval is how often an agent that knows no peer
-	// multicasts a discovery beacon. Once it has peers it beacons ten times
-	// less often, so that two halves of a LAN that started apart merge.
+	// multicasts a discovery beacon. Once it has peers it beacons n times
+	// less often in a cluster of n (at least ten times), so that two
+	// halves of a LAN that started apart merge, and the LAN as a whole
+	// sends about one beacon per interval whatever its size.
 	DefaultDiscoverInterval = time.Second
 	// MinHeartbeat is the shortest heartbeat interval: a resign hold-off
 	// (ten heartbeats) must outlast the election's answer timeout (50ms).

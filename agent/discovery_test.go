@@ -127,3 +127,21 @@ func TestIPv6Loopback(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestBeaconEvery: alone, the interval; with peers, one beacon per
+// interval for the whole cluster (n× the interval for n members), never
+// less than 10× (small clusters as before) nor more than 256×.
+func TestBeaconEvery(t *testing.T) {
+	for _, c := range []struct {
+		members int
+		want    time.Duration
+	}{{0, time.Second}, {1, time.Second}, {2, 10 * time.Second}, {10, 10 * time.Second},
+		{11, 11 * time.Second}, {128, 128 * time.Second}, {256, 256 * time.Second}, {1024, 256 * time.Second}} {
+		if got := beaconEvery(time.Second, c.members); got != c.want {
+			t.Errorf("beaconEvery(1s, %d) = %v, want %v", c.members, got, c.want)
+		}
+	}
+	if got := beaconEvery(100*time.Millisecond, 64); got != 6400*time.Millisecond {
+		t.Errorf("beaconEvery(100ms, 64) = %v, want 6.4s", got)
+	}
+}

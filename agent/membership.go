@@ -243,6 +243,25 @@ func (a *Agent) nameOf(id uint64) string {
 	return name
 }
 
+// beaconEvery is the beacon interval of a node whose memberlist lists
+// members nodes (itself included): interval while it knows no peer; once
+// it has peers, interval times the number of members, but at least ten
+// times interval. The LAN as a whole then beacons about once per interval
+// (enough for two halves that started apart to find each other as soon
+// as before), and each agent receives as many beacons at 128 members as
+// at 10, instead of 12.8 a second (more than the leader's heartbeats).
+// The factor stops at maxBeaconFactor, within the replay windows' memory.
+func beaconEvery(interval time.Duration, members int) time.Duration {
+	if members <= 1 {
+		return interval
+	}
+	return interval * time.Duration(min(max(10, members), maxBeaconFactor))
+}
+
+// maxBeaconFactor bounds beaconEvery's factor: at the default interval a
+// beacon every 256 s at least, well within replayForget.
+const maxBeaconFactor = 256
+
 // housekeep runs every second: discovery beacons, memberlist's suspect
 // states, pruning of long-dead members.
 func (a *Agent) housekeep() {
@@ -283,17 +302,14 @@ func (a *Agent) housekeep() {
 	}
 }
 
-// beacon multicasts a DISCOVER with this node's memberlist address: every
-// DiscoverInterval while it knows no peer, ten times less often after.
+// beacon multicasts a DISCOVER with this node's memberlist address, as
+// often as beaconEvery says.
 func (a *Agent) beacon(now time.Duration) {
 	l := &a.loop
 	if !a.tr.Group.IsValid() || a.cfg.DiscoverInterval < 0 {
 		return
 	}
-	every := a.cfg.DiscoverInterval
-	if a.ml.NumMembers() > 1 {
-		every *= 10
-	}
+	every := beaconEvery(a.cfg.DiscoverInterval, a.ml.NumMembers())
 	if l.beaconed && now-l.lastBeacon < every {
 		return
 	}

@@ -13,10 +13,24 @@
 //
 // # The test bed
 //
-// NewNet makes the hosts: host i is namespace llt-<i+1>-<suffix> with lo
-// and eth0 at 198.18.0.<i+1>/24, IPv6 off, IGMPv1 (whose reports go to
-// the group itself). The bridge has no uplink and no address, so nothing
-// leaves it. Start runs the lanleader binary, built once per run from
+// NewNet makes the hosts (up to 128): host i is namespace
+// llt-<i+1>-<suffix> (hosts 100 to 128 are llt-a0-… to llt-c8-…, so that
+// names stay within 15 bytes) with lo and eth0 at 198.18.0.<i+1>/24, IPv6
+// off, IGMPv1 (whose reports go to the group itself). The bridge has no
+// uplink and no address, so nothing leaves it. Beyond 98 hosts a host has
+// VIP's address (198.18.0.100): the VIP tests use at most 98.
+//
+// Big beds: Linux's neighbour (ARP) table is one for all namespaces, and
+// its default limit (net.ipv4.neigh.default.gc_thresh3 = 1024) is reached
+// near 40 hosts, after which sends fail silently (ENOBUFS, counted only in
+// SndbufErrors) and every host elects itself. A bed of 40 hosts or more
+// raises gc_thresh1/2/3 to (n+1)², 2(n+1)², 4(n+1)² while it lives, shared
+// with the other test processes of the machine through /run/llt-neigh
+// (under a flock of /run/llt-neigh.lock): limits are never lowered below
+// what a live bed wants, and the values found before the first raise come
+// back when the last bed goes (neigh.go). Every bed, big or not, reads
+// each host's SndbufErrors when it is torn down and fails the test when
+// one is not 0 (SendFailures). Start runs the lanleader binary, built once per run from
 // ./cmd/lanleader, in a host (ip netns exec, which execs it: the pid is
 // lanleader's); its output goes to a log file. Sockets that the test
 // process opens to a host (Get, SendUDP, the observer) are opened inside

@@ -27,7 +27,8 @@ const Prefix = "llt-"
 
 const (
 	subnet      = "198.18.0." // host i is subnet + (i+1), a /24
-	maxHosts    = 99          // keeps llt-<host>-<pid><letter> within 15 bytes
+	maxHosts    = 128         // see hostLabel: the names stay within 15 bytes
+	maxVIPHosts = 98          // hosts and client below VIP (198.18.0.100)
 	cmdTimeout  = 10 * time.Second
 	killTimeout = 5 * time.Second
 	maxLogDump  = 32 << 10 // bytes of a process log shown when a test fails
@@ -50,6 +51,8 @@ type Net struct {
 	faults   []bool               // by host: its fault table exists
 	counting bool                 // the bridge's packet counters exist
 	timens   []string             // by host: the file of its time namespace, "" for none (timens.go)
+
+	neighRaised bool // the bed holds a raise of the neighbour table's limits (neigh.go)
 }
 
 // Proc is a process started in a host's namespace by Net.Start.
@@ -111,8 +114,8 @@ func NewNet(t TB, hosts int) *Net {
 // hosts is at most 98, so that the client's address stays below VIP's.
 func NewNetWithClient(t TB, hosts int) *Net {
 	t.Helper()
-	if hosts > maxHosts-1 {
-		t.Fatalf("NewNetWithClient: %d hosts, want 1 to %d", hosts, maxHosts-1)
+	if hosts > maxVIPHosts {
+		t.Fatalf("NewNetWithClient: %d hosts, want 1 to %d", hosts, maxVIPHosts)
 	}
 	return newNet(t, hosts, true)
 }
@@ -139,6 +142,12 @@ func newNet(t TB, hosts int, client bool) *Net {
 	n := &Net{t: t, dir: t.TempDir(), suffix: strconv.Itoa(os.Getpid()) + string(rune('a'+k)), letter: k, agents: hosts}
 	n.bridge = Prefix + "br" + n.suffix
 	t.Cleanup(n.close)
+	if hosts >= bigNeighBed {
+		if err := raiseNeigh(k, hosts); err != nil {
+			t.Fatalf("e2e: %v", err)
+		}
+		n.neighRaised = true
+	}
 
 	n.ip(t, "link", "add", "name", n.bridge, "type", "bridge", "stp_state", "0", "mcast_snooping", "0")
 	disableIPv6(n.bridge)
@@ -148,7 +157,7 @@ func newNet(t TB, hosts int, client bool) *Net {
 		all++
 	}
 	for i := range all {
-		ns := fmt.Sprintf("%s%d-%s", Prefix, i+1, n.suffix)
+		ns := Prefix + hostLabel(i+1) + "-" + n.suffix
 		n.hosts = append(n.hosts, ns)
 		n.ip(t, "netns", "add", ns)
 		n.ip(t, "-n", ns, "link", "set", "lo", "up")
@@ -170,6 +179,27 @@ func newNet(t TB, hosts int, client bool) *Net {
 		n.ip(t, "-n", ns, "link", "set", "eth0", "up")
 	}
 	return n
+}
+
+// hostLabel is how host number k (1 to 128) appears in its namespace's
+// name, llt-<label>-<pid><letter>: k itself below 100, and for 100 to 128
+// a letter for the first two digits (a: 10, b: 11, c: 12) then the last
+// one, "c8" for 128; so that the name, with a pid of up to 7 digits,
+// stays within Linux's 15 bytes of a link's name.
+func hostLabel(k int) string {
+	if k < 100 {
+		return strconv.Itoa(k)
+	}
+	return string(rune('a'+k/10-10)) + strconv.Itoa(k%10)
+}
+
+// StartBound bounds the start of hosts agents one after another, every
+// apart: a start (ip netns exec) takes milliseconds, but seconds on a
+// machine that the agents already started saturate (a LAN that collapsed
+// while it started). Past it, a test or benchmark says so rather than
+// go on starting.
+func StartBound(hosts int, every time.Duration) time.Duration {
+	return 30*time.Second + time.Duration(hosts)*(every+250*time.Millisecond)
 }
 
 // Hosts is the number of hosts that may run agents (the client is not
@@ -442,6 +472,7 @@ func (n *Net) close() {
 			t.Logf("log of host %d, pid %d, %s %s:\n%s", p.Host+1, p.Pid, p.Prog, strings.Join(p.Args, " "), l)
 		}
 	}
+	n.checkSendFailures()
 	for i := len(n.hosts) - 1; i >= 0; i-- {
 		if err := deleteNamespace(n.hosts[i]); err != nil {
 			t.Errorf("e2e cleanup: %v", err)
@@ -458,6 +489,11 @@ func (n *Net) close() {
 	}
 	if n.counting {
 		if err := deleteCountTable(n.countTable()); err != nil {
+			t.Errorf("e2e cleanup: %v", err)
+		}
+	}
+	if n.neighRaised {
+		if err := releaseNeigh(n.letter); err != nil {
 			t.Errorf("e2e cleanup: %v", err)
 		}
 	}
@@ -537,7 +573,7 @@ func listNamespaces() []string {
 
 // leftoverName matches the names the test bed gives; the group is the pid
 // of the process that created the object.
-var leftoverName = regexp.MustCompile(`^` + regexp.QuoteMeta(Prefix) + `(?:br|[0-9]+-)([0-9]+)[a-z]$`)
+var leftoverName = regexp.MustCompile(`^` + regexp.QuoteMeta(Prefix) + `(?:br|[0-9]+-|[a-c][0-9]-)([0-9]+)[a-z]$`)
 
 // removeLeftovers deletes the namespaces, veths and bridges that a test
 // process which no longer runs (killed, say) left behind.

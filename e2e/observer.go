@@ -381,6 +381,37 @@ func (o *Observer) Settle(from time.Time, leader uint64, hosts ...int) (first, a
 	return lo.Sub(from), hi.Sub(from), true
 }
 
+// Leading is how many of hosts said they lead at their last successful
+// poll: more than one while a LAN has not converged.
+func (o *Observer) Leading(hosts ...int) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k := 0
+	for _, h := range hosts {
+		if o.status[h].State == "leader" {
+			k++
+		}
+	}
+	return k
+}
+
+// LastChange is the stamp of the latest leadership line that the logs of
+// hosts have, and whether every one of them has one: once they agree, the
+// moment the last of them took its present view.
+func (o *Observer) LastChange(hosts ...int) (time.Time, bool) {
+	var last time.Time
+	seen := map[int]bool{}
+	for _, s := range o.Events() {
+		if s.Source == "log" && slices.Contains(hosts, s.Host) {
+			seen[s.Host] = true
+			if s.At.After(last) {
+				last = s.At
+			}
+		}
+	}
+	return last, len(seen) == len(hosts)
+}
+
 // Leaders is the leaders (node_ids, 0 for none) that host's log named
 // between from and to, in order, without repeats in a row.
 func (o *Observer) Leaders(host int, from, to time.Time) []uint64 {

@@ -81,7 +81,7 @@ func TestBedCleansUp(t *testing.T) {
 	// test process has, with a process still running in a namespace.
 	dead := deadPid(t)
 	suffix := strconv.Itoa(dead) + "a"
-	ns, br, tbl := Prefix+"1-"+suffix, Prefix+"br"+suffix, strings.ReplaceAll(Prefix+"br"+suffix, "-", "_")
+	ns, br, tbl := Prefix+hostLabel(maxHosts)+"-"+suffix, Prefix+"br"+suffix, strings.ReplaceAll(Prefix+"br"+suffix, "-", "_")
 	for _, args := range [][]string{
 		{"link", "add", "name", br, "type", "bridge"},
 		{"netns", "add", ns},

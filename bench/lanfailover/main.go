@@ -5,6 +5,7 @@
 // bridge, addresses 198.18.0.1, 198.18.0.2, …) with one `lanleader run`
 // process per host, found by multicast beacons. It needs root.
 //
+//	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms]
 //	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
 //	    [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully]
 //	    [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
@@ -87,6 +88,13 @@
 // with -keepalived, keepalived's virtual_ipaddress (advert_int 1s, 100ms,
 // 10ms by default). At least 20 trials a row. See vip.go.
 //
+// With -scale it measures instead how the costs grow with the LAN's size:
+// one crash-failover row per host count, with the start-up time, the p99
+// ratio to the smallest LAN, packets per host, idle CPU and RSS per agent
+// (see scale.go). Test beds of 40 hosts and more raise the kernel's
+// neighbour table limits while they live (see e2e's doc), and a setting
+// whose hosts' UDP sends the kernel dropped (SndbufErrors) fails.
+//
 // Exit status 0 when every trial agreed within 30 s, 1 otherwise (or when
 // the test bed cannot be built: not root, no ip or nft), 2 for bad flags.
 package main
@@ -117,6 +125,13 @@ import (
 // deadline bounds every wait for agreement.
 const deadline = 30 * time.Second
 
+// maxHosts and maxVIPHosts are the test bed's limits (e2e.NewNet's, and
+// NewNetWithClient's).
+const (
+	maxHosts    = 128
+	maxVIPHosts = 98
+)
+
 // observeEvery is the observer's polling period: it only decides when to
 // go on; the figures come from the agents' log stamps.
 const observeEvery = 20 * time.Millisecond
@@ -131,7 +146,9 @@ type options struct {
 	adverts       []time.Duration
 	losses        []int // -loss: loss percentages (stability rows instead of failover)
 	lossFor       time.Duration
-	vip           bool // -vip: the client's outage rows instead of failover
+	vip           bool          // -vip: the client's outage rows instead of failover
+	scale         []int         // -scale: host counts of the scale table instead of failover rows
+	startEvery    time.Duration // -start-every: pause between two agents' starts
 	seed          uint64
 	verbose       bool
 }
@@ -148,6 +165,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n"+
 			"       sudo go run ./bench/lanfailover -loss 20,30 [-loss-for 30s] [-hosts 5] [-keepalived] [-advert-int 1s,100ms]\n"+
+			"       sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-algorithm bully]\n"+
 			"       sudo go run ./bench/lanfailover -vip [-trials 20] [-hosts 3] [-heartbeat 100ms,10ms] [-mode crash,graceful,resign] [-keepalived] [-advert-int 1s,100ms,10ms]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
@@ -155,7 +173,8 @@ func parseFlags(args []string) (options, error) {
 		fs.PrintDefaults()
 	}
 	var o options
-	fs.IntVar(&o.hosts, "hosts", 5, "hosts in the LAN, 2…32")
+	fs.IntVar(&o.hosts, "hosts", 5, "hosts in the LAN, 2…128 (…98 with -vip)")
+	scale := fs.String("scale", "", "comma-separated host counts (2…128): instead of failover rows, the scale table: start-up, crash failover, packets, idle CPU and RSS per host count (e.g. 5,32,64,128)")
 	fs.IntVar(&o.trials, "trials", 30, "kills per setting and mode, at least 1")
 	hbs := fs.String("heartbeat", "100ms,10ms", "comma-separated lanleader heartbeat intervals (100ms is the default)")
 	modes := fs.String("mode", "crash,graceful", "comma-separated modes: crash (SIGKILL), graceful (SIGTERM)")
@@ -167,23 +186,38 @@ func parseFlags(args []string) (options, error) {
 	losses := fs.String("loss", "", "comma-separated loss percentages: instead of failover, measure stability under random loss on every host's input (e.g. 20,30)")
 	fs.DurationVar(&o.lossFor, "loss-for", 30*time.Second, "with -loss: how long each row's loss lasts")
 	fs.BoolVar(&o.vip, "vip", false, "instead of failover, measure what a client of the virtual address sees: its outage (lanleader --vip; keepalived's virtual_ipaddress with -keepalived); modes add resign; -advert-int defaults to 1s,100ms,10ms; at least 20 trials")
+	fs.DurationVar(&o.startEvery, "start-every", 0, "pause between the starts of two agents of a LAN (0: one right after another)")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
 	}
-	if o.hosts < 2 || o.hosts > 32 {
-		return o, fmt.Errorf("-hosts: %d out of range 2…32", o.hosts)
+	if o.hosts < 2 || o.hosts > maxHosts {
+		return o, fmt.Errorf("-hosts: %d out of range 2…%d", o.hosts, maxHosts)
 	}
 	if o.trials < 1 {
 		return o, fmt.Errorf("-trials: %d, want at least 1", o.trials)
 	}
 	var err error
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.scale, err = parseScale(*scale); err != nil {
+		return o, err
+	}
+	if len(o.scale) > 0 {
+		if o.vip || o.keepalived || len(*losses) > 0 || set["mode"] || set["quorum"] || set["hosts"] {
+			return o, errors.New("-scale: not with -vip, -keepalived, -loss, -mode, -quorum or -hosts (its rows are crash failovers without quorum, one per host count)")
+		}
+		if !set["heartbeat"] {
+			*hbs = "100ms"
+		}
+	}
 	if o.heartbeats, err = lists.Durations("-heartbeat", *hbs, 10*time.Millisecond); err != nil {
 		return o, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.vip {
+		if o.hosts > maxVIPHosts {
+			return o, fmt.Errorf("-vip: -hosts %d, want at most %d (the client's and the hosts' addresses stay below the virtual address)", o.hosts, maxVIPHosts)
+		}
 		if !set["mode"] {
 			*modes = "crash,graceful,resign"
 		}
@@ -210,6 +244,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.losses, err = parseLosses(*losses); err != nil {
 		return o, err
+	}
+	if o.startEvery < 0 {
+		return o, fmt.Errorf("-start-every: %v, want 0 or more", o.startEvery)
 	}
 	if o.lossFor <= 0 {
 		return o, fmt.Errorf("-loss-for: %v, want a positive duration", o.lossFor)
@@ -296,18 +333,24 @@ type result struct {
 	Packets  []uint64        // election packets per failover
 	Usage    []usage         // every agent, at the end
 	Failures []string
+	Hosts    int           // lanleader's cluster size
+	Startup  time.Duration // last agent's start → all agree (lanleader; 0 when agreed before)
 }
 
 // usage is one agent's CPU and memory.
 type usage struct {
 	Host      int
 	TrialsCPU float64 // % of one core from the first agreement to the end of the trials; -1 for a host restarted by them
-	IdleCPU   float64 // % of one core over idleWindow after the trials, the cluster settled
-	RSS       uint64  // bytes, at the end
+	IdleCPU   float64 // % of one core over idleWindow before the trials, the cluster settled
+	RSS       uint64  // bytes, at the end of the idle window
 }
 
-// idleWindow is how long each agent's CPU is measured after the trials.
-const idleWindow = 5 * time.Second
+// idleWindow is how long each agent's CPU is measured once the cluster
+// first agreed, idleSettle after the agreement, before the trials.
+const (
+	idleWindow = 5 * time.Second
+	idleSettle = 2 * time.Second
+)
 
 // cpuTime is a process's CPU time (user and system) and when it was read.
 type cpuTime struct {
@@ -324,11 +367,22 @@ func run(o options, stdout, stderr io.Writer) int {
 	r := &runner{out: stdout, log: stderr, verbose: o.verbose}
 	rng := rand.New(rand.NewPCG(o.seed, 0x6c616e6c65616465)) // "lanleade"
 	fmt.Fprintf(stdout, "# %s\n", machine.This().Line())
-	fmt.Fprintf(stdout, "# %d hosts (network namespaces on one bridge), %d trials per row, seed %d\n", o.hosts, o.trials, o.seed)
+	hosts := strconv.Itoa(o.hosts)
+	if len(o.scale) > 0 {
+		counts := make([]string, len(o.scale))
+		for k, h := range o.scale {
+			counts[k] = strconv.Itoa(h)
+		}
+		hosts = strings.Join(counts, ",")
+	}
+	fmt.Fprintf(stdout, "# %s hosts (network namespaces on one bridge), %d trials per row, seed %d\n", hosts, o.trials, o.seed)
 	var results []result
 	r.watchSignals()
 	if o.vip {
 		return runVIP(r, o, stdout, stderr, rng)
+	}
+	if len(o.scale) > 0 {
+		return runScale(r, o, stdout, stderr, rng)
 	}
 	if len(o.losses) > 0 {
 		rows := runLoss(r, o, stdout, stderr)
@@ -409,7 +463,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)
 	n.CountPackets(r)
-	obs := n.Observe(r, observeEvery)
+	obs := n.Observe(r, observePeriod(o.hosts))
 	start := func(i int) *e2e.Proc {
 		args := []string{"run", "--bind", n.Addr(i), "--name", hostName(i), "--node-id", strconv.Itoa(i + 1),
 			"--log-format", "json", "--heartbeat", hb.String(), "--algorithm", alg}
@@ -422,17 +476,17 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	if quorum > 0 {
 		label += " quorum " + strconv.Itoa(quorum)
 	}
-	procs := make([]*e2e.Proc, o.hosts)
-	all, others := make([]int, o.hosts), make([]int, o.hosts-1)
-	for i := range procs {
-		procs[i] = start(i)
-		all[i] = i
-		if i < o.hosts-1 {
-			others[i] = i
-		}
-	}
+	procs := startAgents(r, o, n, obs, start)
+	all := n.All()
+	others := all[:o.hosts-1]
 	top := o.hosts - 1
-	since := obs.Start
+	res.Hosts = o.hosts
+	res.Startup = startup(r, obs, time.Now(), top, all)
+	// The idle cost: the cluster settled, nothing polling the agents.
+	obs.Stop()
+	res.Usage = idleUsage(r, procs)
+	obs = n.Observe(r, observePeriod(o.hosts))
+	since := time.Now()
 	var trialsFrom []cpuTime
 	for trial := range o.trials {
 		r.checkInterrupt()
@@ -456,7 +510,8 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 			r.Fatalf("trial %d: %v", trial+1, err)
 		}
 		if why := waitAgree(r, obs, t0, uint64(top), others); why != "" {
-			res.Failures = append(res.Failures, fmt.Sprintf("trial %d: no agreement on host-%d within %v: %s", trial+1, top, deadline, why))
+			res.Failures = append(res.Failures, fmt.Sprintf("trial %d: no agreement on host-%d within %v (%d hosts say they lead): %s",
+				trial+1, top, deadline, obs.Leading(others...), why))
 			return
 		}
 		p1, err := n.Packets()
@@ -485,24 +540,94 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	if why := waitAgree(r, obs, since, uint64(top+1), all); why != "" {
 		r.Fatalf("after the last trial: %d hosts do not agree that host-%d leads within %v: %s", o.hosts, top+1, deadline, why)
 	}
-	// The observer's polls (every observeEvery) are part of the CPU
-	// during the trials; the idle window is measured without them.
+	// The observer's polls are part of the CPU during the trials.
 	obs.Stop()
 	trialsTo := cpuTimes(r, procs)
-	time.Sleep(idleWindow) // the measurement window, not a synchronisation
-	idleTo := cpuTimes(r, procs)
-	for i, p := range procs {
-		u := usage{Host: i, TrialsCPU: -1, IdleCPU: percent(trialsTo[i], idleTo[i])}
+	for i := range res.Usage {
 		if i != top {
-			u.TrialsCPU = percent(trialsFrom[i], trialsTo[i])
+			res.Usage[i].TrialsCPU = percent(trialsFrom[i], trialsTo[i])
 		}
+	}
+	checkSends(r, n, res)
+}
+
+// idleUsage measures every agent's CPU over idleWindow, idleSettle after
+// the cluster agreed (memberlist's gossip of the joins dies down), and
+// its RSS at the end of the window; TrialsCPU is -1 (not measured yet).
+func idleUsage(r *runner, procs []*e2e.Proc) []usage {
+	time.Sleep(idleSettle) // the measurement's schedule, not a synchronisation
+	from := cpuTimes(r, procs)
+	time.Sleep(idleWindow) // the measurement window
+	to := cpuTimes(r, procs)
+	out := make([]usage, len(procs))
+	for i, p := range procs {
 		rss, err := procstat.RSS(p.Pid)
 		if err != nil {
 			r.Fatalf("host-%d: %v", i+1, err)
 		}
-		u.RSS = rss
-		res.Usage = append(res.Usage, u)
+		out[i] = usage{Host: i, TrialsCPU: -1, IdleCPU: percent(from[i], to[i]), RSS: rss}
 	}
+	return out
+}
+
+// startAgents starts the agents of hosts 1 to o.hosts one after another
+// (o.startEvery apart), within e2e.StartBound: a LAN that saturates the
+// machine while it starts ends the setting as not converging.
+func startAgents(r *runner, o options, n *e2e.Net, obs *e2e.Observer, start func(int) *e2e.Proc) []*e2e.Proc {
+	procs := make([]*e2e.Proc, o.hosts)
+	begin, bound := time.Now(), e2e.StartBound(o.hosts, o.startEvery)
+	for i := range procs {
+		r.checkInterrupt()
+		if i > 0 && o.startEvery > 0 {
+			time.Sleep(o.startEvery) // the start schedule asked for, not a synchronisation
+		}
+		if time.Since(begin) > bound {
+			r.Fatalf("start-up: no convergence: starting the agents took more than %v, %d of %d started (%d say they lead): the machine is saturated",
+				bound, i, o.hosts, obs.Leading(n.All()[:i]...))
+		}
+		procs[i] = start(i)
+	}
+	return procs
+}
+
+// startup waits until every host agrees that host top+1 leads, the last
+// agent having started at last, and returns the time from then to the
+// last host's taking its view (0 when every host agreed before the last
+// start). No agreement within deadline ends the setting, saying how
+// many hosts lead.
+func startup(r *runner, obs *e2e.Observer, last time.Time, top int, all []int) time.Duration {
+	if why := waitAgree(r, obs, last, uint64(top+1), all); why != "" {
+		r.Fatalf("start-up: no convergence: %d hosts do not agree that host-%d leads within %v of the last start (%d say they lead): %s",
+			len(all), top+1, deadline, obs.Leading(all...), why)
+	}
+	at, ok := obs.LastChange(all...)
+	if !ok {
+		r.Fatalf("start-up: the hosts agree on host-%d, but not every log says so", top+1)
+	}
+	return max(at.Sub(last), 0)
+}
+
+// checkSends makes the setting a failure when a host's kernel dropped UDP
+// sends (e2e's SendFailures): its figures would be of a broken test bed.
+func checkSends(r *runner, n *e2e.Net, res *result) {
+	counts, err := n.SendFailures()
+	if err != nil {
+		r.Fatalf("%v", err)
+	}
+	var total uint64
+	for _, c := range counts {
+		total += c
+	}
+	if total > 0 {
+		res.Failures = append(res.Failures, fmt.Sprintf("the kernel dropped %d UDP sends (SndbufErrors) of %d hosts: the test bed is broken (neighbour table full?)", total, len(counts)))
+	}
+}
+
+// observePeriod is the observer's polling period for a LAN of hosts:
+// observeEvery, longer for big LANs, so that the polls of /status (hosts
+// per period) do not load the machine whose agents are measured.
+func observePeriod(hosts int) time.Duration {
+	return max(observeEvery, time.Duration(hosts)*observeEvery/8)
 }
 
 // cpuTimes reads the CPU time of every process.
@@ -576,8 +701,9 @@ func printTable(w io.Writer, results []result) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "# CPU in % of one core: during the trials (the last host restarts every trial: -; lanleader's")
-	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v), and over %v after them with\n", observeEvery, idleWindow)
-	fmt.Fprintln(w, "# the cluster settled and nothing polling; RSS at the end")
+	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v, longer beyond 8 hosts), and idle: over %v with\n", observeEvery, idleWindow)
+	fmt.Fprintf(w, "# the cluster settled and nothing polling (lanleader: before the trials, %v after all first agreed;\n", idleSettle)
+	fmt.Fprintln(w, "# keepalived: after them); RSS at the end of the idle window")
 }
 
 // printRatios compares every quorum row with the plain row (quorum off)

@@ -85,3 +85,58 @@ func TestPrintTableQuorum(t *testing.T) {
 		t.Errorf("a ratio for a quorum row without a plain row:\n%s", out)
 	}
 }
+
+func TestParseScale(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []int  // nil: an error, or no -scale when err is ""
+		err  string // part of the error
+	}{
+		{nil, nil, ""},
+		{[]string{"-scale", "5,32,64,128"}, []int{5, 32, 64, 128}, ""},
+		{[]string{"-scale", " 128 , 5"}, []int{128, 5}, ""},
+		{[]string{"-scale", "129"}, nil, "not a host count from 2 to 128"},
+		{[]string{"-scale", "1"}, nil, "not a host count"},
+		{[]string{"-scale", "5,5"}, nil, "twice"},
+		{[]string{"-scale", "5", "-keepalived"}, nil, "not with"},
+		{[]string{"-scale", "5", "-hosts", "7"}, nil, "not with"},
+		{[]string{"-hosts", "128"}, nil, ""},
+		{[]string{"-hosts", "129"}, nil, "out of range 2…128"},
+		{[]string{"-vip", "-hosts", "99"}, nil, "at most 98"},
+	} {
+		o, err := parseFlags(c.args)
+		if c.err == "" {
+			if err != nil || !slices.Equal(o.scale, c.want) {
+				t.Errorf("%q: %v, %v; want %v", c.args, o.scale, err, c.want)
+			}
+			if c.want != nil && !slices.Equal(o.heartbeats, []time.Duration{100 * time.Millisecond}) {
+				t.Errorf("%q: heartbeats %v, want 100ms alone", c.args, o.heartbeats)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: %v, %v; want an error with %q", c.args, o.scale, err, c.err)
+		}
+	}
+}
+
+func TestPrintScale(t *testing.T) {
+	mib := uint64(1 << 20)
+	results := []result{
+		{Setting: "heartbeat 100ms", Hosts: 5, Startup: 120 * time.Millisecond, All: msList(200, 250, 300), Packets: []uint64{8, 10, 12},
+			Usage: []usage{{IdleCPU: 0.5, RSS: 10 * mib}, {IdleCPU: 0.25, RSS: 12 * mib}, {IdleCPU: 1.5, RSS: 11 * mib}}},
+		{Setting: "heartbeat 100ms", Hosts: 32, Startup: 0, All: msList(300, 450, 600), Packets: []uint64{64, 64, 70},
+			Usage: []usage{{IdleCPU: 0.75, RSS: 14 * mib}}},
+		{Setting: "heartbeat 100ms", Hosts: 128, Startup: -1, Failures: []string{"start-up: no convergence: 128 hosts do not agree"}},
+	}
+	var b strings.Builder
+	printScale(&b, results)
+	out := b.String()
+	for _, want := range [][]string{
+		{"heartbeat", "100ms", "5", "120.0", "3", "250.0", "300.0", "1.00", "10", "12", "2.00", "0.50", "1.50", "11.0", "12.0"},
+		{"heartbeat", "100ms", "32", "0.0", "3", "450.0", "600.0", "2.00", "64", "70", "2.00", "0.75", "0.75", "14.0", "14.0"},
+		{"heartbeat", "100ms", "128", "no", "convergence", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"},
+	} {
+		if !hasLine(out, want...) {
+			t.Errorf("no line %q in:\n%s", want, out)
+		}
+	}
+}

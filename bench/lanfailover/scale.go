@@ -1,0 +1,169 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lanleader/lanleader/bench/internal/stats"
+	"github.com/lanleader/lanleader/election"
+)
+
+// -scale: how lanleader's costs grow with the LAN. For each host count of
+// the list (each -algorithm and -heartbeat; 100ms, the default, unless
+// -heartbeat is given) a fresh LAN of that many hosts starts its agents
+// one after another, then runs -trials crash failovers of host-K as the
+// failover rows do (measureLanleader). One row per host count:
+//
+//   - start-up: from the last agent's start until every host agrees that
+//     host-K leads (0 when they all did before it started): one sample;
+//     "no convergence" when they do not within 30 s, and the row's other
+//     figures are then missing (the message says how many hosts lead);
+//   - failover (all agree) median and p99 from the kill, and p99 / the
+//     p99 of the smallest host count of the same run and setting (the
+//     run's reference, 5 hosts in the table);
+//   - election packets per failover on the bridge, median and max, and
+//     per host (median / n);
+//   - idle CPU (% of one core, over 5 s from 2 s after the start-up's
+//     agreement, nothing polling) and RSS per agent: median and max over
+//     the agents; measured before the trials, so also when a failover
+//     does not converge.
+//
+// A row whose hosts' kernels dropped UDP sends (SndbufErrors: the test
+// bed's neighbour table was too small) fails, as does a row without
+// convergence: exit status 1.
+
+// parseScale parses -scale's list of host counts, 2 to 128 each.
+func parseScale(list string) ([]int, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var out []int
+	for f := range strings.SplitSeq(list, ",") {
+		h, err := strconv.Atoi(strings.TrimSpace(f))
+		switch {
+		case err != nil || h < 2 || h > maxHosts:
+			return nil, fmt.Errorf("-scale: %q is not a host count from 2 to %d", strings.TrimSpace(f), maxHosts)
+		case slices.Contains(out, h):
+			return nil, fmt.Errorf("-scale: %d twice", h)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// runScale measures every host count of o.scale, and prints the table.
+func runScale(r *runner, o options, stdout, stderr io.Writer, rng *rand.Rand) int {
+	var results []result
+	for _, alg := range o.algorithms {
+		for _, hb := range o.heartbeats {
+			setting := "heartbeat " + hb.String()
+			if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
+				setting = alg + ", " + setting
+			}
+			for _, hosts := range o.scale {
+				if r.interrupted.Load() {
+					break
+				}
+				oh := o
+				oh.hosts = hosts
+				fmt.Fprintf(stderr, "lanfailover: lanleader, %s, %d hosts, crash: %d trials…\n", setting, hosts, o.trials)
+				res := result{System: "lanleader", Setting: setting, Base: setting, Mode: "crash", Hosts: hosts, Startup: -1}
+				if msg := r.scope(func() { measureLanleader(r, oh, alg, hb, 0, "crash", rng, &res) }); msg != "" {
+					res.Failures = append(res.Failures, msg)
+				}
+				results = append(results, res)
+			}
+		}
+	}
+	printScale(stdout, results)
+	failed := false
+	for _, res := range results {
+		for _, f := range res.Failures {
+			failed = true
+			fmt.Fprintf(stderr, "lanfailover: %s, %d hosts: %s\n", res.Setting, res.Hosts, f)
+		}
+	}
+	if failed || r.interrupted.Load() {
+		return 1
+	}
+	return 0
+}
+
+// printScale prints the -scale table (see above).
+func printScale(w io.Writer, results []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "setting\thosts\tstart-up\tn\tfailover median\tp99\tp99 ratio\tpackets median\tmax\tper host\tidle CPU % median\tmax\tRSS MiB median\tmax\t")
+	for _, res := range results {
+		ref := scaleReference(results, res)
+		a := stats.Summarize(res.All)
+		up := "-"
+		switch {
+		case res.Startup >= 0:
+			up = ms(res.Startup)
+		case len(res.Failures) > 0 && strings.Contains(res.Failures[0], "no convergence"):
+			up = "no convergence"
+		}
+		cols := []string{res.Setting, strconv.Itoa(res.Hosts), up, strconv.Itoa(a.N), "-", "-", "-", "-", "-", "-"}
+		if a.N == 0 && len(res.Failures) > 0 && strings.Contains(res.Failures[0], "no agreement") {
+			cols[4] = "no convergence"
+		}
+		if a.N > 0 {
+			pk := packetStats(res.Packets)
+			ratio := "-"
+			if r := stats.Summarize(ref.All); r.N > 0 && r.P99 > 0 {
+				ratio = strconv.FormatFloat(float64(a.P99)/float64(r.P99), 'f', 2, 64)
+			}
+			med, _ := strconv.ParseFloat(pk[0], 64)
+			cols = append(cols[:4], ms(a.Median), ms(a.P99), ratio, pk[0], pk[1], strconv.FormatFloat(med/float64(res.Hosts), 'f', 2, 64))
+		}
+		cols = append(cols, usageColumns(res.Usage)...)
+		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "# crash failover (SIGKILL of host-K, the leader) on LANs of n hosts, each started afresh, its agents")
+	fmt.Fprintln(w, "# one after another; start-up: ms from the last agent's start until all agree on host-K (one sample;")
+	fmt.Fprintln(w, "# 0: they agreed before); failover: ms from the kill until every survivor names host-(K-1), from the")
+	fmt.Fprintln(w, "# agents' log stamps, over n trials; p99 ratio: p99 / the p99 of the run's smallest LAN (same setting);")
+	fmt.Fprintln(w, "# packets: election packets on the bridge per failover (neither heartbeats nor beacons), per host =")
+	fmt.Fprintln(w, "# median / hosts; idle CPU (% of one core, over 5 s from 2 s after the start-up's agreement, before")
+	fmt.Fprintln(w, "# the trials, nothing polling; CPU time is counted in 10 ms ticks: 0.2 % steps) and RSS (at the end")
+	fmt.Fprintln(w, "# of those 5 s): median and max over the agents")
+}
+
+// scaleReference is the row of the smallest host count with res's
+// setting: the reference of its p99 ratio.
+func scaleReference(results []result, res result) result {
+	ref := res
+	for _, x := range results {
+		if x.Setting == res.Setting && x.Hosts < ref.Hosts && len(x.All) > 0 {
+			ref = x
+		}
+	}
+	return ref
+}
+
+// usageColumns is the idle CPU's and the RSS's median and max over the
+// agents, "-" without them.
+func usageColumns(us []usage) []string {
+	if len(us) == 0 {
+		return []string{"-", "-", "-", "-"}
+	}
+	cpu, rss := make([]time.Duration, len(us)), make([]time.Duration, len(us))
+	for i, u := range us {
+		// stats works on durations: CPU in 1/1000 of a percent, RSS in bytes.
+		cpu[i] = time.Duration(u.IdleCPU * 1000)
+		rss[i] = time.Duration(u.RSS)
+	}
+	c, m := stats.Summarize(cpu), stats.Summarize(rss)
+	pct := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1000, 'f', 2, 64) }
+	mib := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/(1<<20), 'f', 1, 64) }
+	return []string{pct(c.Median), pct(c.Max), mib(m.Median), mib(m.Max)}
+}
