@@ -70,6 +70,12 @@ type Agent struct {
 		hooks  *proc.HookRunner // nil without hooks
 		checks *proc.Checker    // nil without checks
 		dirty  chan struct{}    // capacity 1: the job's status changed
+
+		// systemd runs the job unit (jobunit.go), nil without one.
+		systemd jobSystemd
+		// ran and ended: the first start and the first end of the
+		// job in job mode once (jobonce.go).
+		ran, ended latch
 	}
 	notify   notifier
 	metaPush metaPush     // the metadata broadcasts (meta.go)
@@ -128,7 +134,9 @@ func New(cfg Config) (*Agent, error) {
 	a.loop.fanned = make(map[uint64]bool)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
-	if len(cfg.Job) > 0 {
+	a.procs.systemd = newJobSystemd(&a.cfg)
+	a.procs.ran, a.procs.ended = newLatch(), newLatch()
+	if len(cfg.Job) > 0 || cfg.JobUnit != "" {
 		a.procs.sup = newSupervisor(a)
 	}
 	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
@@ -184,6 +192,9 @@ func (a *Agent) Start() (err error) {
 			close(a.loopDone) // the loop never ran
 		}
 	}()
+	if err := a.checkJobUnit(); err != nil {
+		return err
+	}
 	if err := a.firstChecks(); err != nil {
 		return err
 	}

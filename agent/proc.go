@@ -35,7 +35,8 @@ func newSupervisor(a *Agent) *proc.Supervisor {
 	cfg := &a.cfg
 	return proc.New(proc.Config{
 		Argv: cfg.Job, Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow,
-		Quorum: cfg.Quorum > 0, NodeID: cfg.NodeID, Name: cfg.Name,
+		Quorum: cfg.Quorum > 0, NodeID: cfg.NodeID, Name: cfg.Name, Once: cfg.JobMode == JobModeOnce,
+		Unit: cfg.JobUnit, Systemd: a.procs.systemd, EnvFile: jobEnvFile(cfg),
 		Log: a.log, Running: a.met.JobRunning, Restarts: a.met.JobRestarts,
 		// After the loop ended, a.call does nothing.
 		Report: func(ev proc.Event) { a.call(func() { a.onJobEvent(ev) }) },
