@@ -68,6 +68,10 @@ func (a *Agent) checkJobUnit() error {
 	if fi, err := os.Stat(filepath.Dir(env)); err != nil || !fi.IsDir() {
 		return fmt.Errorf("job-unit %s: no directory %s for the job's environment file (the agent's unit needs RuntimeDirectory=lanleader)", name, filepath.Dir(env))
 	}
+	if !strings.HasPrefix(name, "lanleader-job") {
+		a.log.Warn("the packaged polkit rule lets the agent's user start and stop only units named lanleader-job*.service: this one needs a rule of its own, or the agent run as root",
+			"job_unit", name)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), unitCheckTimeout)
 	defer cancel()
 	load, bound, err := sd.UnitInfo(ctx, name)

@@ -24,7 +24,7 @@ const stopTimeout = 5 * time.Second
 // Exit status 0 after a clean stop, 2 for bad flags or config (nothing has
 // started), 1 when the agent fails while running.
 func runRun(args []string, stdout, stderr io.Writer) int {
-	cfg, job, err := parseRunConfig(args, stdout, stderr)
+	cfg, job, once, err := parseRunOnce(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -67,26 +67,16 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	// The graceful stop waits for the job to stop (up to its grace
 	// period), then leaves.
 	timeout := stopTimeout
-	if len(job) > 0 {
+	if len(job) > 0 || cfg.JobUnit != "" {
 		timeout += cfg.JobGrace
+	}
+	if once.on {
+		return waitOnce(a, sigs, once, timeout)
 	}
 	select {
 	case sig := <-sigs:
 		log.Info("stopping", "signal", sig.String())
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		go func() {
-			// A second signal does not wait for the graceful stop; the
-			// job is killed, never left behind.
-			<-sigs
-			log.Warn("second signal: killing the job and exiting without waiting")
-			a.KillJob()
-			os.Exit(1)
-		}()
-		if err := a.Stop(ctx); err != nil {
-			log.Warn("stopped with an error", "err", err)
-		}
-		log.Info("stopped")
+		gracefulStop(a, sigs, timeout)
 		return 0
 	case <-a.Failed():
 		log.Error("the agent cannot go on; stopping", "err", a.Err())
@@ -95,6 +85,25 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		a.Stop(ctx)
 		return 1
 	}
+}
+
+// gracefulStop stops a within timeout. A second signal does not wait
+// for the graceful stop: the job is killed, never left behind, and the
+// process exits at once with status 1.
+func gracefulStop(a *agent.Agent, sigs chan os.Signal, timeout time.Duration) {
+	log := a.Config().Logger
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	go func() {
+		<-sigs
+		log.Warn("second signal: killing the job and exiting without waiting")
+		a.KillJob()
+		os.Exit(1)
+	}()
+	if err := a.Stop(ctx); err != nil {
+		log.Warn("stopped with an error", "err", err)
+	}
+	log.Info("stopped")
 }
 
 // lookPathMessage says why the job's program cannot be run.
