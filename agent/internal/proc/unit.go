@@ -57,6 +57,10 @@ const unitPoll = 250 * time.Millisecond
 // unitCallTimeout bounds one D-Bus call that does not wait for a job.
 const unitCallTimeout = 10 * time.Second
 
+// unitGiveUp: how long after its SIGKILL a unit whose state cannot be
+// read is taken for gone (the tests shorten it).
+var unitGiveUp = unitCallTimeout
+
 // unitRun is one run of the job's unit.
 type unitRun struct {
 	sd   Systemd
@@ -65,6 +69,7 @@ type unitRun struct {
 
 	mu       sync.Mutex
 	stopping bool
+	killed   time.Time // when kill was called
 	desc     string
 	code     int
 
@@ -111,6 +116,12 @@ func (u *unitRun) watch() {
 	for {
 		st, err := u.state()
 		switch {
+		case err != nil && u.killedFor() > unitGiveUp:
+			// systemd does not answer, and the job was killed: give up
+			// on it, so that the agent can exit (the unit is bound to
+			// the agent's: systemd stops it with the agent).
+			u.setResult(fmt.Sprintf("unit %s: its state is unknown after SIGKILL: %v", u.name, err), 128+int(syscall.SIGKILL))
+			return
 		case err != nil && !failing:
 			u.log.Warn("cannot read the job unit's state", "unit", u.name, "err", err)
 			failing = true
@@ -156,11 +167,26 @@ func (u *unitRun) stop() {
 
 // kill SIGKILLs the unit's processes (its grace is over).
 func (u *unitRun) kill() {
+	u.mu.Lock()
+	if u.killed.IsZero() {
+		u.killed = time.Now()
+	}
+	u.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), unitCallTimeout)
 	defer cancel()
 	if err := u.sd.KillUnit(ctx, u.name, syscall.SIGKILL); err != nil {
 		u.log.Warn("cannot kill the job's unit", "unit", u.name, "err", err)
 	}
+}
+
+// killedFor is how long ago kill was first called, 0 if never.
+func (u *unitRun) killedFor() time.Duration {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.killed.IsZero() {
+		return 0
+	}
+	return time.Since(u.killed)
 }
 
 func (u *unitRun) setResult(desc string, code int) {

@@ -25,6 +25,7 @@ type fakeSystemd struct {
 	envs     []string // the env file at each start
 	startErr error
 	stubborn bool // a stop leaves the unit running (until a kill)
+	gone     bool // systemd does not answer any more (UnitState fails)
 }
 
 func (f *fakeSystemd) StartUnit(_ context.Context, name string) (string, error) {
@@ -61,6 +62,9 @@ func (f *fakeSystemd) KillUnit(_ context.Context, name string, sig syscall.Signa
 func (f *fakeSystemd) UnitState(context.Context, string) (UnitState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.gone {
+		return UnitState{}, errors.New("The connection is closed")
+	}
 	return f.state, nil
 }
 
@@ -219,5 +223,33 @@ func TestUnitGraceKill(t *testing.T) {
 	}
 	if got := f.log(); !slices.Equal(got, []string{"start " + testUnit, "stop " + testUnit, "kill " + testUnit + " 9"}) {
 		t.Errorf("calls %q, want a start, a stop and a kill", got)
+	}
+}
+
+// TestUnitSystemdGone: when systemd stops answering, the agent's stop
+// still ends: the unit is killed at the end of the grace and, its state
+// still unknown a while later, given up for gone (the unit is bound to
+// the agent's, so systemd stops it with the agent).
+func TestUnitSystemdGone(t *testing.T) {
+	unitGiveUp = 300 * time.Millisecond
+	t.Cleanup(func() { unitGiveUp = unitCallTimeout })
+	h, f := newUnitHarness(t, Config{Grace: 300 * time.Millisecond})
+	h.sup.Set(Want{Run: true, Gen: 1, Term: 3})
+	h.next(t, Started, 5*time.Second)
+	f.started(t, 1)
+	f.mu.Lock()
+	f.gone, f.stubborn = true, true
+	f.mu.Unlock()
+	h.sup.Stop()
+	select {
+	case <-h.sup.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatalf("not done; log:\n%s", h.log)
+	}
+	if st := h.sup.Status(); !strings.Contains(st.LastExit, "its state is unknown after SIGKILL: The connection is closed") {
+		t.Errorf("status %+v, want the unit given up", *st)
+	}
+	if got := f.log(); len(got) != 3 || got[2] != "kill "+testUnit+" 9" {
+		t.Errorf("calls %q, want a start, a stop, a kill", got)
 	}
 }
