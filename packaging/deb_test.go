@@ -20,6 +20,7 @@ var wantFiles = map[string]string{
 	"./lib/systemd/system/lanleader.service":              "-rw-r--r--",
 	"./usr/share/lanleader/lanleader-vip.conf":            "-rw-r--r--",
 	"./usr/share/polkit-1/rules.d/50-lanleader-job.rules": "-rw-r--r--",
+	"./usr/lib/sysusers.d/lanleader.conf":                 "-rw-r--r--",
 	"./etc/lanleader/lanleader.yaml":                      "-rw-r--r--",
 	"./etc/default/lanleader":                             "-rw-r--r--",
 	"./usr/share/man/man8/lanleader.8.gz":                 "-rw-r--r--",
