@@ -36,7 +36,9 @@ func (c *Conn) conn(ctx context.Context) (*dbus.Conn, error) {
 	}
 	d, err := dbus.NewSystemConnectionContext(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach systemd on the system bus: %w", err)
+		// Debian's dbus-daemon drops the connections of a dynamic
+		// user (DynamicUser= without a static user of that name).
+		return nil, fmt.Errorf("cannot reach systemd on the system bus (a DynamicUser= service needs a static user of its name for it): %w", err)
 	}
 	c.c = d
 	return d, nil
