@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"log/slog"
 	"slices"
 	"time"
 )
@@ -113,7 +114,7 @@ func (s *Supervisor) act(r *runState, w Want, now time.Time) next {
 		return nextAgain
 	case r.cur != nil && (!w.Run || w.Gen != r.cur.gen) && !r.stopping:
 		r.stopping, r.killAt = true, now.Add(s.cfg.Grace)
-		s.log.Info("stopping the job", "pid", r.cur.pid(), "unit", s.cfg.Unit, "grace", s.cfg.Grace)
+		s.log.Info("stopping the job", s.which(r.cur.pid()), "grace", s.cfg.Grace)
 		r.cur.terminate()
 		s.publish(r, "stopping")
 	}
@@ -177,7 +178,7 @@ func (s *Supervisor) settle(r *runState, w Want) (at time.Time) {
 // onTimer kills a group that outlived its grace period.
 func (s *Supervisor) onTimer(r *runState) {
 	if r.cur != nil && r.stopping && !time.Now().Before(r.killAt) {
-		s.log.Warn("the job did not stop within its grace period: SIGKILL", "pid", r.cur.pid(), "unit", s.cfg.Unit, "grace", s.cfg.Grace)
+		s.log.Warn("the job did not stop within its grace period: SIGKILL", s.which(r.cur.pid()), "grace", s.cfg.Grace)
 		r.cur.kill()
 		r.killAt = time.Now().Add(time.Hour)
 	}
@@ -200,11 +201,11 @@ func (s *Supervisor) onExit(r *runState) {
 	s.release()
 	switch {
 	case lapsed:
-		s.log.Warn("job killed by its guard: the leader's lease ran out", "pid", pid, "status", r.lastExit, "ran", ran)
+		s.log.Warn("job killed by its guard: the leader's lease ran out", s.which(pid), "status", r.lastExit, "ran", ran)
 	case asked:
-		s.log.Info("job stopped", "pid", pid, "status", r.lastExit, "ran", ran)
+		s.log.Info("job stopped", s.which(pid), "status", r.lastExit, "ran", ran)
 	case s.cfg.Once:
-		s.log.Info("job finished; job mode once: not restarted until the next leadership", "pid", pid, "status", r.lastExit, "ran", ran)
+		s.log.Info("job finished; job mode once: not restarted until the next leadership", s.which(pid), "status", r.lastExit, "ran", ran)
 		r.finishedSet, r.finishedGen = true, cur.gen
 	default:
 		s.failed(r, pid, ran)
@@ -239,7 +240,7 @@ func (s *Supervisor) failed(r *runState, pid int, ran time.Duration) {
 	r.failures = append(r.failures, now)
 	delay := backoff(len(r.failures))
 	r.restartAt = now.Add(delay)
-	s.log.Warn("job exited on its own", "pid", pid, "status", r.lastExit, "ran", ran,
+	s.log.Warn("job exited on its own", s.which(pid), "status", r.lastExit, "ran", ran,
 		"failures", len(r.failures), "window", s.cfg.FailureWindow, "restart_in", delay)
 	if s.tooMany(r.failures) {
 		r.failedSet, r.failedGen = true, s.wanted().Gen
@@ -254,6 +255,14 @@ func (s *Supervisor) finish(r *runState, gen uint64, code int) {
 	r.lastCode, r.exitedOnce = code, true
 	s.publish(r, "finished")
 	s.report(Event{Kind: Finished, Code: code})
+}
+
+// which names the run in the log: its pid, or its unit.
+func (s *Supervisor) which(pid int) slog.Attr {
+	if s.cfg.Unit != "" {
+		return slog.String("unit", s.cfg.Unit)
+	}
+	return slog.Int("pid", pid)
 }
 
 // publish stores the status and tells the caller.
