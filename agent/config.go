@@ -281,6 +281,11 @@ type Config struct {
 	// EnvironmentFile=. Default: job.env in $RUNTIME_DIRECTORY (systemd's
 	// RuntimeDirectory=), or DefaultJobEnvFile.
 	JobEnvFile string
+	// JoinBeforeLead: with Join, this node takes no part in elections
+	// until a member has joined it (`lanleader run --once`): an agent
+	// that has not reached its cluster yet would elect itself and run
+	// its job beside the cluster's leader's.
+	JoinBeforeLead bool
 	// jobSystemd replaces the D-Bus connection to systemd (tests).
 	jobSystemd jobSystemd
 

@@ -35,3 +35,25 @@ func (a *Agent) JobExitStatus() (int, bool) {
 	}
 	return *st.ExitCode, true
 }
+
+// beginAwaitJoin keeps the node out of the elections until a member has
+// joined, with Config.JoinBeforeLead and a Join list.
+func (a *Agent) beginAwaitJoin() {
+	if !a.cfg.JoinBeforeLead || len(a.cfg.Join) == 0 {
+		return
+	}
+	a.loop.awaitJoin = true
+	a.log.Info("taking no part in elections until this node has joined a member", "join", a.cfg.Join)
+	a.applyStandby()
+}
+
+// endAwaitJoin: a member (name) has joined; the node takes part in the
+// elections from now on.
+func (a *Agent) endAwaitJoin(name string) {
+	if !a.loop.awaitJoin {
+		return
+	}
+	a.loop.awaitJoin = false
+	a.log.Info("joined: taking part in elections", "member", name)
+	a.applyStandby()
+}

@@ -60,6 +60,7 @@ type leadState struct {
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
 	penalised    bool
 
+	awaitJoin    bool // Config.JoinBeforeLead: no member has joined yet (jobonce.go)
 	followed     bool // this node followed a leader (or led) since it started
 	ready        bool // READY=1 sent
 	readyBy      time.Duration

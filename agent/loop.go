@@ -66,6 +66,7 @@ func (a *Agent) run() {
 	l.prev = a.machine.Status()
 	l.dirty = true
 	a.step(a.now(), election.Event{Kind: election.EvStart})
+	a.beginAwaitJoin()
 	a.housekeep()
 	a.rearmAux()
 	for {

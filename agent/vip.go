@@ -422,7 +422,7 @@ func (a *Agent) onLinks() {
 // addresses go, RESIGN); finishResign then comes back here.
 func (a *Agent) applyStandby() {
 	l := &a.loop
-	want := len(l.linksDown) > 0
+	want := len(l.linksDown) > 0 || l.awaitJoin
 	if want == l.standby || l.leaving {
 		return
 	}

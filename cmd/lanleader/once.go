@@ -56,6 +56,9 @@ func (o *onceFlags) apply(s *settings) error {
 		return errors.New("--once: nothing to run: give the command after -- (or a --job-unit)")
 	}
 	s.JobMode = agent.JobModeOnce
+	// A --once agent that has not reached its cluster yet must not
+	// elect itself and run CMD beside the cluster's leader.
+	s.JoinBeforeLead = true
 	return nil
 }
 

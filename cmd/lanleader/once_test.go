@@ -65,8 +65,14 @@ func freePort(t *testing.T) int {
 // joining join (if any), with extra flags and the command line.
 func startOnce(t *testing.T, id int, join string, extra []string, cmdline ...string) *onceAgent {
 	t.Helper()
+	return startOnceAt(t, id, fmt.Sprintf("127.0.0.1:%d", freePort(t)), join, extra, cmdline...)
+}
+
+// startOnceAt is startOnce with its gossip address.
+func startOnceAt(t *testing.T, id int, gossip, join string, extra []string, cmdline ...string) *onceAgent {
+	t.Helper()
 	o := &onceAgent{out: &syncbuf.Buffer{}, exited: make(chan struct{}),
-		http: fmt.Sprintf("127.0.0.1:%d", freePort(t)), gossip: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+		http: fmt.Sprintf("127.0.0.1:%d", freePort(t)), gossip: gossip}
 	args := []string{"run", "--once", "--name", "n" + strconv.Itoa(id), "--node-id", strconv.Itoa(id), "--bind", o.gossip,
 		"--election-port", strconv.Itoa(freePort(t)), "--transport", "unicast", "--http", o.http, "--job-grace", "3s"}
 	if join != "" {
@@ -256,5 +262,46 @@ func TestParseRunConfigJobModeUnit(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := run([]string{"run", "--job-mode", "twice"}, &stderr, &stderr); code != 2 || !strings.Contains(stderr.String(), `--job-mode: "twice" is not always or once`) {
 		t.Errorf("--job-mode twice: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestRunOnceJoinsFirst: a --once agent whose --join peers are not up
+// yet takes no part in elections (alone, it would lead after its startup
+// wait, 300ms, and run its command beside the cluster's leader); once a
+// member has joined it, the two elect one leader, and the commands run
+// one after the other.
+func TestRunOnceJoinsFirst(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "cmd.sh")
+	os.WriteFile(script, []byte(onceCmd), 0o755)
+	stamps := filepath.Join(dir, "stamps")
+	os.WriteFile(stamps+".go", nil, 0o644) // the commands end at once
+	peer := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	b := startOnce(t, 2, peer, nil, script, stamps, "two", "0")
+	waitfor.Until(t, "node 2 waits for a member", 10*time.Second, 10*time.Millisecond, func() (bool, string) {
+		return strings.Contains(b.out.String(), "taking no part in elections until this node has joined a member"), b.out.String()
+	})
+	time.Sleep(time.Second) // asserting an absence: three startup waits
+	if st, err := b.status(); err != nil || st.State == "leader" {
+		t.Fatalf("node 2, alone: %s %v; want not leading", st.State, err)
+	}
+	if _, err := os.Stat(stamps); err == nil {
+		t.Fatal("node 2 ran its command alone")
+	}
+	// Node 1 joins node 2, as every --once agent of a cluster names the
+	// others.
+	a := startOnceAt(t, 1, peer, b.gossip, nil, script, stamps, "one", "3")
+	if code := b.code(t, 15*time.Second); code != 0 {
+		t.Errorf("node 2: exit %d, want 0", code)
+	}
+	if code := a.code(t, 15*time.Second); code != 3 {
+		t.Errorf("node 1: exit %d, want 3", code)
+	}
+	want := []string{"start two", "end two", "start one", "end one"}
+	lines := stampLines(t, stamps, 4, time.Second)
+	for i, l := range lines {
+		if i >= len(want) || !strings.HasPrefix(l, want[i]+" ") {
+			t.Fatalf("stamps %q, want node 2's run, then node 1's", lines)
+		}
 	}
 }
