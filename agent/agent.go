@@ -124,7 +124,9 @@ func New(cfg Config) (*Agent, error) {
 	a.loop.fanned = make(map[uint64]bool)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
-	if len(cfg.Job) > 0 {
+	a.procs.systemd = newJobSystemd(&a.cfg)
+	a.procs.ran, a.procs.ended = newLatch(), newLatch()
+	if len(cfg.Job) > 0 || cfg.JobUnit != "" {
 		a.procs.sup = newSupervisor(a)
 	}
 	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
@@ -184,6 +186,9 @@ func (a *Agent) Start() (err error) {
 			close(a.loopDone) // the loop never ran
 		}
 	}()
+	if err := a.checkJobUnit(); err != nil {
+		return err
+	}
 	if err := a.firstChecks(); err != nil {
 		return err
 	}

@@ -64,6 +64,12 @@ const (
 	// DefaultJobFailureWindow is the window JobMaxFailures counts in, and
 	// how long a node that handed over for its job stays at priority 1.
 	DefaultJobFailureWindow = time.Minute
+	// JobModeAlways and JobModeOnce are the values of JobMode.
+	JobModeAlways = "always"
+	JobModeOnce   = "once"
+	// DefaultJobEnvFile is the job unit's environment file when systemd
+	// gives no RuntimeDirectory.
+	DefaultJobEnvFile = "/run/lanleader/job.env"
 	// DefaultHookTimeout bounds a hook: a hook that hangs is killed after
 	// it (keepalived's notify scripts have no bound; ours must not pile up).
 	DefaultHookTimeout = 10 * time.Second
@@ -271,6 +277,31 @@ type Config struct {
 	// JobFailureWindow is the window of JobMaxFailures, and how long the
 	// node stays at priority 1 after it handed over. Default 1m.
 	JobFailureWindow time.Duration
+	// JobMode is JobModeAlways (the job is restarted whenever it exits
+	// while this node leads) or JobModeOnce (it runs once per
+	// leadership: an exit, with any status, ends it until this node
+	// leads again, in a new term). Default always.
+	JobMode string
+	// JobUnit is a systemd service (NAME.service) started as the job,
+	// over D-Bus, instead of forking Job; none when empty. The job's
+	// variables go to JobEnvFile before each start. The unit must be
+	// bound to the agent's own unit (BindsTo= or PartOf=), so that
+	// systemd stops it should the agent die: Start refuses it otherwise.
+	// Not with Job, nor with Quorum (the lease's guard kills only a
+	// forked job). Default none.
+	JobUnit string
+	// JobEnvFile is where the job unit's environment (LANLEADER_TERM and
+	// the others a forked job gets) is written, for the unit's
+	// EnvironmentFile=. Default: job.env in $RUNTIME_DIRECTORY (systemd's
+	// RuntimeDirectory=), or DefaultJobEnvFile.
+	JobEnvFile string
+	// JoinBeforeLead: with Join, this node takes no part in elections
+	// until a member has joined it (`lanleader run --once`): an agent
+	// that has not reached its cluster yet would elect itself and run
+	// its job beside the cluster's leader's.
+	JoinBeforeLead bool
+	// jobSystemd replaces the D-Bus connection to systemd (tests).
+	jobSystemd jobSystemd
 
 	// OnLeader, OnFollower and OnChange are shell commands (sh -c) run
 	// when this node becomes leader, when it stops leading or first
@@ -413,6 +444,7 @@ func DefaultConfig() Config {
 		JobGrace:         DefaultJobGrace,
 		JobMaxFailures:   DefaultJobMaxFailures,
 		JobFailureWindow: DefaultJobFailureWindow,
+		JobMode:          JobModeAlways,
 		HookTimeout:      DefaultHookTimeout,
 		CheckInterval:    DefaultCheckInterval,
 		CheckWeight:      DefaultCheckWeight,

@@ -59,6 +59,7 @@ type leadState struct {
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
 	penalised    bool
 
+	awaitJoin    bool // Config.JoinBeforeLead: no member has joined yet (jobonce.go)
 	followed     bool // this node followed a leader (or led) since it started
 	ready        bool // READY=1 sent
 	readyBy      time.Duration
@@ -155,6 +156,7 @@ func (a *Agent) onJobEvent(ev proc.Event) {
 	l.dirty = true
 	switch ev.Kind {
 	case proc.Started:
+		a.procs.ran.fire()
 		l.jobRunning = true
 		a.setMeta()
 		a.pushMeta()
@@ -170,6 +172,9 @@ func (a *Agent) onJobEvent(ev proc.Event) {
 		a.setMeta()
 		a.pushMeta()
 		a.finishResign()
+	case proc.Finished:
+		a.log.Info("the job has finished: job mode once, it runs again when this node next leads", "exit_status", ev.Code)
+		a.procs.ended.fire()
 	case proc.CrashLoop:
 		l.penaltyUntil, l.penalised = a.now()+a.cfg.JobFailureWindow, true
 		a.log.Error("the job failed too often: priority 1 and resign, so that another node runs it",

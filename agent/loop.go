@@ -76,6 +76,7 @@ func (a *Agent) run() {
 	l.dirty = true
 	a.step(a.now(), election.Event{Kind: election.EvStart})
 	a.applyStandby() // a track file or a fault check at the start
+	a.beginAwaitJoin()
 	a.housekeep()
 	a.rearmAux()
 	for {

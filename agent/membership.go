@@ -151,6 +151,7 @@ func (a *Agent) onMember(ev memberEvent) {
 		}
 		if m.metaOK && md.NodeID != a.cfg.NodeID {
 			a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}, Role: md.Role})
+			a.endAwaitJoin(ev.name)
 		}
 		a.onMemberChanged(ev.name)
 	case memberLeave:

@@ -23,6 +23,12 @@ type procs struct {
 	checkRunner proc.CheckRunner // runs one check: the shell
 	dirty       chan struct{}    // capacity 1: the job's status changed
 
+	// systemd runs the job unit (jobunit.go), nil without one.
+	systemd jobSystemd
+	// ran and ended: the first start and the first end of the job in
+	// job mode once (jobonce.go).
+	ran, ended latch
+
 	mu     sync.Mutex
 	closed bool // shutdown ended the runners: no new one starts
 }
@@ -68,7 +74,8 @@ func newSupervisor(a *Agent) *proc.Supervisor {
 	cfg := &a.cfg
 	return proc.New(proc.Config{
 		Argv: cfg.Job, Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow,
-		Quorum: cfg.Quorum > 0, NodeID: cfg.NodeID, Name: cfg.Name,
+		Quorum: cfg.Quorum > 0, NodeID: cfg.NodeID, Name: cfg.Name, Once: cfg.JobMode == JobModeOnce,
+		Unit: cfg.JobUnit, Systemd: a.procs.systemd, EnvFile: jobEnvFile(cfg),
 		Log: a.log, Running: a.met.JobRunning, Restarts: a.met.JobRestarts,
 		// After the loop ended, a.call does nothing.
 		Report: func(ev proc.Event) { a.call(func() { a.onJobEvent(ev) }) },

@@ -57,6 +57,9 @@ var fixedSettings = []struct {
 	{"key-file", func(a, b *Config) bool { return !bytes.Equal(a.Key, b.Key) }},
 	{"accept-key-file", func(a, b *Config) bool { return !slices.EqualFunc(a.AcceptKeys, b.AcceptKeys, bytes.Equal) }},
 	{"job", func(a, b *Config) bool { return !slices.Equal(a.Job, b.Job) }},
+	{"job-mode", func(a, b *Config) bool { return a.JobMode != b.JobMode }},
+	{"job-unit", func(a, b *Config) bool { return a.JobUnit != b.JobUnit }},
+	{"role", func(a, b *Config) bool { return a.Role != b.Role }},
 	{"log-format", func(a, b *Config) bool {
 		return handlerKind(a) != "" && handlerKind(b) != "" && handlerKind(a) != handlerKind(b)
 	}},

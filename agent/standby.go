@@ -9,7 +9,7 @@ import (
 // Standby (keepalived's FAULT state): the node takes no part in the
 // elections while any reason holds: a link of the virtual addresses down
 // (vip.go), a failed check of weight 0 (checks.go), a track file present
-// (trackfile.go). applyStandby is the one place that decides it; each
+// (trackfile.go), no member joined yet for `run --once` (jobonce.go). applyStandby is the one place that decides it; each
 // source calls it when its part changes.
 
 // standbyState is the part of loopState the standby owns.
@@ -30,6 +30,9 @@ func (a *Agent) standbyReasons() []string {
 	}
 	if len(l.trackPresent) > 0 {
 		why = append(why, "a track file is present ("+strings.Join(l.trackPresent, ",")+")")
+	}
+	if l.awaitJoin {
+		why = append(why, "no member has joined yet (run --once)")
 	}
 	return why
 }

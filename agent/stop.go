@@ -174,6 +174,9 @@ func (a *Agent) closeAll() {
 		a.tr.Close()
 	}
 	a.closeVIPs()
+	if c, ok := a.procs.systemd.(interface{ Close() }); ok {
+		c.Close()
+	}
 	if a.web.ln != nil && a.web.srv == nil {
 		a.web.ln.Close()
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -252,9 +253,34 @@ func (c *Config) checkProcesses(p *problems) {
 	if len(c.Job) > 0 && c.Job[0] == "" {
 		p.setting("job", "empty command name")
 	}
+	c.checkJobUnit(p)
+	if c.JobMode != "" && c.JobMode != JobModeAlways && c.JobMode != JobModeOnce {
+		p.setting("job-mode", "%q is not %s or %s", c.JobMode, JobModeAlways, JobModeOnce)
+	}
 	p.notNegative(namedDuration{"job-grace", c.JobGrace}, namedDuration{"job-failure-window", c.JobFailureWindow},
 		namedDuration{"hook-timeout", c.HookTimeout})
 	c.checkChecks(p)
+}
+
+// unitName is a systemd service's name: no template without its
+// instance (x@.service), no path.
+var unitName = regexp.MustCompile(`^[A-Za-z0-9:_.\\-]+(@[A-Za-z0-9:_.\\-]+)?\.service$`)
+
+// checkJobUnit checks the job's unit: a service's name, and not beside a
+// job's command line nor in quorum mode.
+func (c *Config) checkJobUnit(p *problems) {
+	if c.JobUnit == "" {
+		return
+	}
+	if !unitName.MatchString(c.JobUnit) || len(c.JobUnit) > 255 {
+		p.setting("job-unit", "%q is not the name of a systemd service (like lanleader-job.service)", c.JobUnit)
+	}
+	if len(c.Job) > 0 {
+		p.relation("job-unit: the job is either a command line (after --, or job:) or a unit (job_unit), not both")
+	}
+	if c.Quorum > 0 {
+		p.relation("job-unit: not with quorum: the lease's guard can stop only a job the agent forks, not a unit")
+	}
 }
 
 // checkKeys checks the lengths of the keys, and that older keys come with

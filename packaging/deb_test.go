@@ -16,13 +16,15 @@ import (
 
 // wantFiles is every file the package installs, with its mode.
 var wantFiles = map[string]string{
-	"./usr/bin/lanleader":                      "-rwxr-xr-x",
-	"./lib/systemd/system/lanleader.service":   "-rw-r--r--",
-	"./usr/share/lanleader/lanleader-vip.conf": "-rw-r--r--",
-	"./etc/lanleader/lanleader.yaml":           "-rw-r--r--",
-	"./etc/default/lanleader":                  "-rw-r--r--",
-	"./usr/share/man/man8/lanleader.8.gz":      "-rw-r--r--",
-	"./usr/share/doc/lanleader/README.md":      "-rw-r--r--",
+	"./usr/bin/lanleader":                                 "-rwxr-xr-x",
+	"./lib/systemd/system/lanleader.service":              "-rw-r--r--",
+	"./usr/share/lanleader/lanleader-vip.conf":            "-rw-r--r--",
+	"./usr/share/polkit-1/rules.d/50-lanleader-job.rules": "-rw-r--r--",
+	"./usr/lib/sysusers.d/lanleader.conf":                 "-rw-r--r--",
+	"./etc/lanleader/lanleader.yaml":                      "-rw-r--r--",
+	"./etc/default/lanleader":                             "-rw-r--r--",
+	"./usr/share/man/man8/lanleader.8.gz":                 "-rw-r--r--",
+	"./usr/share/doc/lanleader/README.md":                 "-rw-r--r--",
 }
 
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {

@@ -15,19 +15,25 @@ import (
 // check before anything starts: the flags, the --config file and the
 // job's program. It returns flag.ErrHelp after -h (the manual printed).
 func loadRunConfig(args []string, stdout, stderr io.Writer) (agent.Config, error) {
-	cfg, job, err := parseRunConfig(args, stdout, stderr)
+	cfg, _, err := loadRun(args, stdout, stderr)
+	return cfg, err
+}
+
+// loadRun is loadRunConfig with run's --once flags.
+func loadRun(args []string, stdout, stderr io.Writer) (agent.Config, onceFlags, error) {
+	cfg, job, once, err := parseRunOnce(args, stdout, stderr)
 	if err != nil {
-		return cfg, err
+		return cfg, once, err
 	}
 	if len(job) > 0 {
 		// Refused now rather than at the first leadership: a job that
 		// cannot start would make every node fail it in turn.
 		if _, err := exec.LookPath(job[0]); err != nil {
-			return cfg, fmt.Errorf("job: %s", lookPathMessage(job[0], err))
+			return cfg, once, fmt.Errorf("job: %s", lookPathMessage(job[0], err))
 		}
 	}
 	cfg.Version = version
-	return cfg, nil
+	return cfg, once, nil
 }
 
 // runCheckConfig is `lanleader check-config [--config FILE] [flags] [--

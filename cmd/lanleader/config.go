@@ -151,6 +151,8 @@ var runOptions = []option{
 	{"job-grace", "JobGrace", duration},
 	{"job-max-failures", "JobMaxFailures", integer},
 	{"job-failure-window", "JobFailureWindow", duration},
+	{"job-mode", "JobMode", text},
+	{"job-unit", "JobUnit", text},
 	{"on-leader", "OnLeader", text},
 	{"on-follower", "OnFollower", text},
 	{"on-change", "OnChange", text},
@@ -300,14 +302,21 @@ func (s *settings) setKey(field, path string) error {
 // flag.ErrHelp. Any other error is one line that names the flag or key at
 // fault and its value; parseRunConfig prints nothing but the help.
 func parseRunConfig(args []string, stdout, stderr io.Writer) (agent.Config, []string, error) {
-	cfg, job, err := parseRun(args, stdout, stderr)
-	if err != nil && strings.Contains(err.Error(), "\n") {
-		err = oneLineError{err}
-	}
+	cfg, job, _, err := parseRunOnce(args, stdout, stderr)
 	return cfg, job, err
 }
 
-func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, error) {
+// parseRunOnce is parseRunConfig, and the flags of a run of the job
+// once (--once, --once-timeout).
+func parseRunOnce(args []string, stdout, stderr io.Writer) (agent.Config, []string, onceFlags, error) {
+	cfg, job, once, err := parseRun(args, stdout, stderr)
+	if err != nil && strings.Contains(err.Error(), "\n") {
+		err = oneLineError{err}
+	}
+	return cfg, job, once, err
+}
+
+func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, onceFlags, error) {
 	if stdout == nil {
 		stdout = os.Stdout
 	}
@@ -318,12 +327,12 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, job = args[:i], slices.Clone(args[i+1:])
 		if len(job) == 0 {
-			return agent.Config{}, nil, errors.New("nothing after --: give the job's command line there, or leave out --")
+			return agent.Config{}, nil, onceFlags{}, errors.New("nothing after --: give the job's command line there, or leave out --")
 		}
 	}
 	rf := newRunFlags()
 	if err := rf.parse(args, stdout); err != nil {
-		return agent.Config{}, nil, err
+		return agent.Config{}, nil, onceFlags{}, err
 	}
 	s := newSettings()
 	// where says where each setting given came from, for Validate's
@@ -331,22 +340,25 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	where := map[string]string{}
 	if rf.config != nil {
 		if *rf.config == "" {
-			return agent.Config{}, nil, errors.New("--config: empty file name")
+			return agent.Config{}, nil, onceFlags{}, errors.New("--config: empty file name")
 		}
 		if err := loadConfigFile(*rf.config, s, where); err != nil {
-			return agent.Config{}, nil, err
+			return agent.Config{}, nil, onceFlags{}, err
 		}
 	}
 	if err := rf.apply(s, where); err != nil {
-		return agent.Config{}, nil, err
+		return agent.Config{}, nil, onceFlags{}, err
 	}
 	// A command line after -- replaces the file's job.
 	if len(job) > 0 {
 		s.Job = job
 	}
+	if err := rf.once.apply(s); err != nil {
+		return agent.Config{}, nil, onceFlags{}, err
+	}
 	cfg := s.config()
 	if err := cfg.Validate(); err != nil {
-		return agent.Config{}, nil, attribute(err, where)
+		return agent.Config{}, nil, onceFlags{}, attribute(err, where)
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(s.LogLevel)) // one of names["log-level"], checked by set
@@ -358,7 +370,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	if s.LogFormat == "json" {
 		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, opts))
 	}
-	return cfg, cfg.Job, nil
+	return cfg, cfg.Job, rf.once, nil
 }
 
 // attribute puts where a setting was given (see parseRun) in place of its

@@ -18,7 +18,7 @@ func TestREADMEIsTrue(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	flags := map[string]bool{"config": true}
+	flags := map[string]bool{"config": true, "once": true, "once-timeout": true} // and those of run alone
 	for _, o := range runOptions {
 		row := "| `--" + o.flag + "` (`" + o.key() + "`) |"
 		if !o.isFlag() {

@@ -35,7 +35,7 @@ const (
 // runRun is `lanleader run`: the agent, until SIGINT or SIGTERM; SIGHUP
 // reloads the config file and the flags. The exit statuses are above.
 func runRun(args []string, stdout, stderr io.Writer) int {
-	cfg, err := loadRunConfig(args, stdout, stderr)
+	cfg, once, err := loadRun(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitStopped
 	}
@@ -77,47 +77,39 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			panic(r)
 		}
 	}()
+	timeout := stopWithin(cfg)
+	if once.on && sig == nil {
+		return waitOnce(a, sigs, once, timeout)
+	}
 	for sig == nil {
 		select {
 		case <-hups:
 			log.Info("reloading", "signal", "hangup")
-			a.Reload(func() (agent.Config, error) { return loadRunConfig(args, io.Discard, io.Discard) })
+			a.Reload(func() (agent.Config, error) {
+				c, _, err := loadRun(args, io.Discard, io.Discard)
+				return c, err
+			})
 		case sig = <-sigs:
 		case <-a.Failed():
 			log.Error("the agent cannot go on; stopping", "err", a.Err())
-			ctx, cancel := context.WithTimeout(context.Background(), stopTimeout+a.Config().JobGrace)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			a.Stop(ctx)
 			return exitFailed
 		}
 	}
-	return stopAgent(a, sig, sigs)
+	log.Info("stopping", "signal", sig.String())
+	gracefulStop(a, sigs, timeout)
+	return exitStopped
 }
 
-// stopAgent stops a on sig gracefully: the job stops (up to its grace
-// period), then the agent leaves. A second signal kills the job and exits.
-func stopAgent(a *agent.Agent, sig os.Signal, sigs <-chan os.Signal) int {
-	log := a.Config().Logger
-	log.Info("stopping", "signal", sig.String())
-	timeout := stopTimeout
-	if len(a.Config().Job) > 0 {
-		timeout += a.Config().JobGrace
+// stopWithin bounds the graceful stop of cfg's agent: the job stops (up
+// to its grace period), then the agent leaves.
+func stopWithin(cfg agent.Config) time.Duration {
+	if len(cfg.Job) > 0 || cfg.JobUnit != "" {
+		return stopTimeout + cfg.JobGrace
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	go func() {
-		// A second signal does not wait for the graceful stop; the
-		// job is killed, never left behind.
-		<-sigs
-		log.Warn("second signal: killing the job and exiting without waiting")
-		a.KillJob()
-		os.Exit(exitFailed)
-	}()
-	if err := a.Stop(ctx); err != nil {
-		log.Warn("stopped with an error", "err", err)
-	}
-	log.Info("stopped")
-	return exitStopped
+	return stopTimeout
 }
 
 // startAgent starts the agent of cfg, retrying while the host is not
@@ -171,6 +163,25 @@ func allStacks() []byte {
 			return buf[:m]
 		}
 	}
+}
+
+// gracefulStop stops a within timeout. A second signal does not wait
+// for the graceful stop: the job is killed, never left behind, and the
+// process exits at once with status 1.
+func gracefulStop(a *agent.Agent, sigs chan os.Signal, timeout time.Duration) {
+	log := a.Config().Logger
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	go func() {
+		<-sigs
+		log.Warn("second signal: killing the job and exiting without waiting")
+		a.KillJob()
+		os.Exit(exitFailed)
+	}()
+	if err := a.Stop(ctx); err != nil {
+		log.Warn("stopped with an error", "err", err)
+	}
+	log.Info("stopped")
 }
 
 // lookPathMessage says why the job's program cannot be run.

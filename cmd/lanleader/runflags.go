@@ -16,6 +16,7 @@ type runFlags struct {
 	set    *flag.FlagSet
 	config *string               // the --config file, nil when not given
 	values map[string]*flagValue // by flag name
+	once   onceFlags             // --once, --once-timeout (once.go)
 }
 
 func newRunFlags() *runFlags {
@@ -23,6 +24,7 @@ func newRunFlags() *runFlags {
 	rf.set.SetOutput(io.Discard)
 	rf.set.Usage = func() {}
 	rf.set.Func("config", "YAML config `file`", func(v string) error { rf.config = &v; return nil })
+	rf.once.define(rf.set)
 	for _, o := range runOptions {
 		if o.isFlag() {
 			v := &flagValue{list: o.kind == addrList || o.kind == checkList || o.kind == fileList || o.kind == vipAddr, boolean: o.kind == boolean}
@@ -113,7 +115,7 @@ func (f *flagValue) IsBoolFlag() bool { return f.boolean }
 func flagMessage(err error) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		known := []string{"config"}
+		known := []string{"config", "once", "once-timeout"}
 		for _, o := range runOptions {
 			if o.isFlag() {
 				known = append(known, o.flag)

@@ -315,6 +315,9 @@ func printHead(tw io.Writer, st agent.Status) {
 	if st.Quorum > 0 {
 		fmt.Fprintf(tw, "quorum\t%d (a leader needs %d), voted term %d\n", st.Quorum, st.Quorum/2+1, st.VotedTerm)
 	}
+	if st.Job != nil {
+		fmt.Fprintf(tw, "job\t%s\n", jobText(st.Job))
+	}
 	for _, v := range st.VIPs {
 		where := "not on this host"
 		if v.Up {

@@ -13,7 +13,7 @@ const sweepBound = 2 * time.Second
 // sweep kills what is left of an exited job's group and waits, bounded,
 // until the group is gone: a job has stopped when nothing of it runs.
 func (s *Supervisor) sweep(p *jobProc) {
-	if !groupAlive(p.pgid) {
+	if p.pgid <= 0 || !groupAlive(p.pgid) { // a unit has no group of ours
 		return
 	}
 	syscall.Kill(-p.pgid, syscall.SIGKILL)

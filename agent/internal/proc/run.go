@@ -1,8 +1,8 @@
 package proc
 
 import (
+	"log/slog"
 	"slices"
-	"syscall"
 	"time"
 )
 
@@ -15,12 +15,17 @@ type runState struct {
 	failures  []time.Time // exits on its own, within the window
 	failedGen uint64      // the Gen in which the job failed too often
 	failedSet bool
-	restarts  uint64
-	lastExit  string
-	lastGen   uint64 // the Gen of the last start
-	lastGenOK bool
-	quit      <-chan struct{} // nil once seen closed: a closed channel is always ready
-	quitting  bool
+	// finishedGen: job mode once, the Gen whose job exited on its own.
+	finishedGen uint64
+	finishedSet bool
+	restarts    uint64
+	lastExit    string
+	lastCode    int
+	exitedOnce  bool   // lastCode is set
+	lastGen     uint64 // the Gen of the last start
+	lastGenOK   bool
+	quit        <-chan struct{} // nil once seen closed: a closed channel is always ready
+	quitting    bool
 }
 
 // exited is the running process's exit, nil (never ready) when none runs.
@@ -91,6 +96,9 @@ func (s *Supervisor) observe(r *runState, now time.Time) Want {
 	if r.failedSet && (w.Gen != r.failedGen || !w.Run) {
 		r.failedSet = false
 	}
+	if r.finishedSet && w.Gen != r.finishedGen {
+		r.finishedSet = false
+	}
 	return w
 }
 
@@ -99,15 +107,15 @@ func (s *Supervisor) act(r *runState, w Want, now time.Time) next {
 	switch {
 	case r.cur == nil && r.quitting:
 		return nextDone
-	case r.cur == nil && w.Run && !r.failedSet && !now.Before(r.restartAt) && MonoNow() < s.leaseFor(w.Gen):
+	case r.cur == nil && w.Run && !r.failedSet && !r.finishedSet && !now.Before(r.restartAt) && MonoNow() < s.leaseFor(w.Gen):
 		if s.claim(w) {
 			s.launch(r, w, now)
 		}
 		return nextAgain
 	case r.cur != nil && (!w.Run || w.Gen != r.cur.gen) && !r.stopping:
 		r.stopping, r.killAt = true, now.Add(s.limits().Grace)
-		s.log.Info("stopping the job", "pid", r.cur.cmd.Process.Pid, "grace", s.limits().Grace)
-		syscall.Kill(-r.cur.pgid, syscall.SIGTERM)
+		s.log.Info("stopping the job", s.which(r.cur.pid()), "grace", s.limits().Grace)
+		r.cur.terminate()
 		s.publish(r, "stopping")
 	}
 	return nextWait
@@ -125,6 +133,10 @@ func (s *Supervisor) launch(r *runState, w Want, now time.Time) {
 		s.release()
 		r.lastExit = err.Error()
 		s.log.Error("job did not start", "err", err)
+		if s.cfg.Once {
+			s.finish(r, w.Gen, 126)
+			return
+		}
 		r.failures = append(r.failures, now)
 		r.restartAt = now.Add(backoff(len(r.failures)))
 		if s.tooMany(r.failures) {
@@ -137,7 +149,7 @@ func (s *Supervisor) launch(r *runState, w Want, now time.Time) {
 	s.pgid.Store(int64(p.pgid))
 	s.running.Set(1)
 	s.publish(r, "running")
-	s.report(Event{Kind: Started, Pid: p.cmd.Process.Pid})
+	s.report(Event{Kind: Started, Pid: p.pid()})
 }
 
 // settle publishes the state Run waits in and returns when it must look
@@ -149,6 +161,8 @@ func (s *Supervisor) settle(r *runState, w Want) (at time.Time) {
 		if r.stopping {
 			at, state = r.killAt, "stopping"
 		}
+	} else if r.finishedSet {
+		state = "finished"
 	} else if w.Run && !r.failedSet {
 		at, state = r.restartAt, "backoff"
 	}
@@ -164,8 +178,8 @@ func (s *Supervisor) settle(r *runState, w Want) (at time.Time) {
 // onTimer kills a group that outlived its grace period.
 func (s *Supervisor) onTimer(r *runState) {
 	if r.cur != nil && r.stopping && !time.Now().Before(r.killAt) {
-		s.log.Warn("the job did not stop within its grace period: SIGKILL", "pid", r.cur.cmd.Process.Pid, "grace", s.limits().Grace)
-		syscall.Kill(-r.cur.pgid, syscall.SIGKILL)
+		s.log.Warn("the job did not stop within its grace period: SIGKILL", s.which(r.cur.pid()), "grace", s.limits().Grace)
+		r.cur.kill()
 		r.killAt = time.Now().Add(time.Hour)
 	}
 }
@@ -179,21 +193,28 @@ func (s *Supervisor) onExit(r *runState) {
 	lapsed := !r.stopping && s.cfg.Quorum && MonoNow() >= cur.lease.Load()
 	asked := r.stopping || lapsed
 	ran := time.Since(cur.started).Round(time.Millisecond)
-	r.lastExit = DescribeExit(cur.cmd.ProcessState, nil)
+	r.lastExit, r.lastCode = cur.exitStatus()
+	r.exitedOnce = true
 	s.reap(cur)
 	r.cur = nil
-	pid := cur.cmd.Process.Pid
+	pid := cur.pid()
 	s.release()
 	switch {
 	case lapsed:
-		s.log.Warn("job killed by its guard: the leader's lease ran out", "pid", pid, "status", r.lastExit, "ran", ran)
+		s.log.Warn("job killed by its guard: the leader's lease ran out", s.which(pid), "status", r.lastExit, "ran", ran)
 	case asked:
-		s.log.Info("job stopped", "pid", pid, "status", r.lastExit, "ran", ran)
+		s.log.Info("job stopped", s.which(pid), "status", r.lastExit, "ran", ran)
+	case s.cfg.Once:
+		s.log.Info("job finished; job mode once: not restarted until the next leadership", s.which(pid), "status", r.lastExit, "ran", ran)
+		r.finishedSet, r.finishedGen = true, cur.gen
 	default:
 		s.failed(r, pid, ran)
 	}
 	s.publish(r, "stopped")
-	s.report(Event{Kind: Stopped, Pid: pid})
+	s.report(Event{Kind: Stopped, Pid: pid, Code: r.lastCode})
+	if r.finishedSet && !asked {
+		s.report(Event{Kind: Finished, Pid: pid, Code: r.lastCode})
+	}
 	if r.failedSet {
 		s.report(Event{Kind: CrashLoop})
 	}
@@ -219,7 +240,7 @@ func (s *Supervisor) failed(r *runState, pid int, ran time.Duration) {
 	r.failures = append(r.failures, now)
 	delay := backoff(len(r.failures))
 	r.restartAt = now.Add(delay)
-	s.log.Warn("job exited on its own", "pid", pid, "status", r.lastExit, "ran", ran,
+	s.log.Warn("job exited on its own", s.which(pid), "status", r.lastExit, "ran", ran,
 		"failures", len(r.failures), "window", s.limits().FailureWindow, "restart_in", delay)
 	if s.tooMany(r.failures) {
 		r.failedSet, r.failedGen = true, s.wanted().Gen
@@ -227,11 +248,32 @@ func (s *Supervisor) failed(r *runState, pid int, ran time.Duration) {
 	}
 }
 
+// finish ends the Gen of a job that could not start, in job mode once:
+// code is its status (126, as a shell's "cannot execute").
+func (s *Supervisor) finish(r *runState, gen uint64, code int) {
+	r.finishedSet, r.finishedGen = true, gen
+	r.lastCode, r.exitedOnce = code, true
+	s.publish(r, "finished")
+	s.report(Event{Kind: Finished, Code: code})
+}
+
+// which names the run in the log: its pid, or its unit.
+func (s *Supervisor) which(pid int) slog.Attr {
+	if s.cfg.Unit != "" {
+		return slog.String("unit", s.cfg.Unit)
+	}
+	return slog.Int("pid", pid)
+}
+
 // publish stores the status and tells the caller.
 func (s *Supervisor) publish(r *runState, state string) {
-	st := &JobStatus{Command: s.cfg.Argv, State: state, Restarts: r.restarts, Failures: len(r.failures), LastExit: r.lastExit}
+	st := &JobStatus{Command: s.cfg.Argv, State: state, Restarts: r.restarts, Failures: len(r.failures), LastExit: r.lastExit, Unit: s.cfg.Unit}
+	if r.exitedOnce {
+		code := r.lastCode
+		st.ExitCode = &code
+	}
 	if r.cur != nil {
-		st.Pid, st.Term, st.Since = r.cur.cmd.Process.Pid, r.cur.term, r.cur.started.UTC().Format(TimeFormat)
+		st.Pid, st.Term, st.Since = r.cur.pid(), r.cur.term, r.cur.started.UTC().Format(TimeFormat)
 	}
 	s.status.Store(st)
 	if s.cfg.Changed != nil {

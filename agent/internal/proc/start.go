@@ -9,8 +9,52 @@ import (
 	"time"
 )
 
-// start starts the guard, which starts the job, in a new process group.
+// start starts a run of the job: its unit (unit.go), or its guard.
 func (s *Supervisor) start(w Want) (*jobProc, error) {
+	if s.cfg.Unit != "" {
+		return s.startUnit(w)
+	}
+	return s.startGuard(w)
+}
+
+// pid is the guard's pid, 0 for a unit.
+func (p *jobProc) pid() int {
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// terminate asks the job to stop: SIGTERM to its group, or a stop of
+// its unit.
+func (p *jobProc) terminate() {
+	if p.unit != nil {
+		p.unit.stop()
+		return
+	}
+	syscall.Kill(-p.pgid, syscall.SIGTERM)
+}
+
+// kill kills the job: SIGKILL to its group, or to its unit's processes.
+func (p *jobProc) kill() {
+	if p.unit != nil {
+		p.unit.kill()
+		return
+	}
+	syscall.Kill(-p.pgid, syscall.SIGKILL)
+}
+
+// exitStatus says how the run ended (once exited is closed), in words
+// and as a shell's exit status.
+func (p *jobProc) exitStatus() (string, int) {
+	if p.unit != nil {
+		return p.unit.result()
+	}
+	return DescribeExit(p.cmd.ProcessState, nil), exitStatus(p.cmd.ProcessState)
+}
+
+// startGuard starts the guard, which starts the job, in a new process group.
+func (s *Supervisor) startGuard(w Want) (*jobProc, error) {
 	if !guardInstalled.Load() {
 		return nil, errNoGuard
 	}
@@ -69,16 +113,21 @@ func (s *Supervisor) start(w Want) (*jobProc, error) {
 func (s *Supervisor) guardCommand(self string, w Want) *exec.Cmd {
 	cmd := exec.Command(self, s.cfg.Argv...)
 	cmd.Args[0] = "lanleader-job-guard"
-	cmd.Env = Environ(guardEnv+"=1", guardGraceEnv+"="+s.limits().Grace.String(),
-		"LANLEADER_TERM="+strconv.FormatUint(w.Term, 10),
-		"LANLEADER_NODE_ID="+strconv.FormatUint(s.cfg.NodeID, 10),
-		"LANLEADER_LEADER_ID="+strconv.FormatUint(w.Leader, 10),
-		"LANLEADER_NAME="+s.cfg.Name)
+	cmd.Env = Environ(append([]string{guardEnv + "=1", guardGraceEnv + "=" + s.limits().Grace.String()}, s.jobVars(w)...)...)
 	if v := s.vipsEnv(); v != "" {
 		cmd.Env = append(cmd.Env, v)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: guardDeathSignal}
 	return cmd
+}
+
+// jobVars are the variables the job is given for w: its term (the
+// fencing token), this node and the leader.
+func (s *Supervisor) jobVars(w Want) []string {
+	return []string{"LANLEADER_TERM=" + strconv.FormatUint(w.Term, 10),
+		"LANLEADER_NODE_ID=" + strconv.FormatUint(s.cfg.NodeID, 10),
+		"LANLEADER_LEADER_ID=" + strconv.FormatUint(w.Leader, 10),
+		"LANLEADER_NAME=" + s.cfg.Name}
 }
 
 type pipe struct{ r, w *os.File }

@@ -39,12 +39,18 @@ const (
 	Started   EventKind = iota // a process started
 	Stopped                    // the process group is gone (asked or not)
 	CrashLoop                  // too many failures in the window: hand over
+	// Finished: in job mode once, the job exited on its own and is not
+	// run again within this Gen. Sent after its Stopped.
+	Finished
 )
 
 // Event is one report of the supervisor.
 type Event struct {
 	Kind EventKind
 	Pid  int // the process's (Started, Stopped)
+	// Code is the job's exit status (Stopped, Finished): 128+N when a
+	// signal N killed it, -1 when unknown.
+	Code int
 }
 
 // JobStatus is the job's part of /status.
@@ -52,8 +58,9 @@ type JobStatus struct {
 	Command []string `json:"command"`
 	// State is "stopped", "waiting" (leading, the previous leader's job
 	// is still stopping), "running", "stopping" (SIGTERM sent), "backoff"
-	// (exited, restarting after a delay) or "failed" (too many failures:
-	// the node handed over).
+	// (exited, restarting after a delay), "failed" (too many failures:
+	// the node handed over) or "finished" (job mode once: it exited and
+	// is not run again until the next leadership).
 	State    string `json:"state"`
 	Pid      int    `json:"pid,omitempty"`
 	Term     uint64 `json:"term,omitempty"` // LANLEADER_TERM of the running process
@@ -62,6 +69,11 @@ type JobStatus struct {
 	// Failures counts the exits on its own within the failure window.
 	Failures int    `json:"failures"`
 	LastExit string `json:"last_exit,omitempty"`
+	// ExitCode is LastExit as a shell's exit status (128+N for signal N),
+	// absent before the first exit.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Unit is the systemd unit run as the job (--job-unit), if any.
+	Unit string `json:"unit,omitempty"`
 }
 
 // TimeFormat is RFC 3339 with milliseconds, as in /status.
@@ -87,6 +99,15 @@ type Config struct {
 	// Quorum: the job runs only within the lease (SetLease), which its
 	// guard holds too.
 	Quorum bool
+	// Once (job mode once): a job that exits on its own, with any status,
+	// is not restarted within its Gen (Finished).
+	Once bool
+	// Unit, when set, is the systemd unit started and stopped through
+	// Systemd instead of forking Argv (unit.go); the job's environment
+	// goes to EnvFile, which the unit reads (EnvironmentFile=).
+	Unit    string
+	Systemd Systemd
+	EnvFile string
 	// NodeID and Name are LANLEADER_NODE_ID and LANLEADER_NAME in the
 	// job's environment.
 	NodeID uint64
@@ -196,6 +217,12 @@ func (s *Supervisor) Kill() {
 	if pg := s.pgid.Load(); pg > 0 {
 		syscall.Kill(-int(pg), syscall.SIGKILL)
 	}
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	if cur != nil && cur.unit != nil {
+		cur.unit.kill()
+	}
 }
 
 // Status is the job's status now; the caller must not modify it. Any
@@ -244,4 +271,5 @@ type jobProc struct {
 	exited  chan struct{} // closed when the guard (the group leader) has been waited for
 	output  sync.WaitGroup
 	readers []*os.File
+	unit    *unitRun // the job's systemd unit (unit.go); cmd is nil then
 }
