@@ -72,6 +72,7 @@ type Agent struct {
 		dirty  chan struct{}    // capacity 1: the job's status changed
 	}
 	notify   notifier
+	rtTid    atomic.Int64 // with Realtime: the event loop's thread, once SCHED_FIFO
 	metaPush metaPush     // the metadata broadcasts (meta.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
 	vips     vipAgent     // the virtual addresses (vip.go)

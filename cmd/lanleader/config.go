@@ -150,6 +150,7 @@ var runOptions = []option{
 	{"vip-announce-delay", "VIPAnnounceDelay", durationOrOff},
 	{"vip-announce-refresh", "VIPAnnounceRefresh", durationOrOff},
 	{"vip-track-link", "VIPTrackLink", boolean},
+	{"realtime", "Realtime", boolean},
 	{"log-format", "LogFormat", name},
 	{"log-level", "LogLevel", name},
 }

@@ -222,6 +222,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--vip-announce-refresh", "5m"}, func(c *agent.Config) { c.VIPAnnounceRefresh = 5 * time.Minute }},
 		{[]string{"--vip-track-link=false"}, func(c *agent.Config) { c.VIPTrackLink = false }},
 		{[]string{"--vip-track-link"}, func(c *agent.Config) {}},
+		{[]string{"--realtime"}, func(c *agent.Config) { c.Realtime = true }},
 	} {
 		want := defaultRunConfig(t)
 		tc.want(&want)
@@ -348,6 +349,7 @@ vip_announce_interval: 0
 vip_announce_delay: 1s
 vip_announce_refresh: 0s
 vip_track_link: false
+realtime: true
 `
 
 func TestParseRunConfigFile(t *testing.T) {
@@ -401,6 +403,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		VIPAnnounceDelay:    time.Second,
 		VIPAnnounceRefresh:  0,
 		VIPTrackLink:        false,
+		Realtime:            true,
 	}
 	keyFile, oldKeyFile := writeKeys(t)
 	text := strings.NewReplacer("OLDKEYFILE", oldKeyFile, "KEYFILE", keyFile, "STATEFILE", stateFile).Replace(allKeysFile)
