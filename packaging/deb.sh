@@ -6,7 +6,8 @@
 #
 # It needs Go only: nfpm comes from the Go module proxy (go run, pinned).
 # The package holds /usr/bin/lanleader (static, -trimpath), the systemd
-# unit and its drop-in for virtual addresses (not enabled), the example config /etc/lanleader/lanleader.yaml and
+# unit and its drop-ins for virtual addresses, a forked JIT job and --realtime
+# (none enabled), the example config /etc/lanleader/lanleader.yaml and
 # /etc/default/lanleader (both conffiles), the man page lanleader(8), made
 # here from the program's own help texts, and the README. It prints the
 # path of the package.
