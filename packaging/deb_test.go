@@ -87,7 +87,7 @@ func TestDeb(t *testing.T) {
 	}
 
 	info := run(t, "", nil, "dpkg-deb", "-I", deb)
-	for _, want := range []string{"Package: lanleader\n", "Version: " + version + "\n", "Architecture: " + runtimeArch(t) + "\n", "Section: net\n", "Maintainer: "} {
+	for _, want := range []string{"Package: lanleader\n", "Version: " + version + "\n", "Architecture: " + runtimeArch(t) + "\n", "Section: net\n", "Maintainer: ", "Depends: procps\n"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("dpkg-deb -I lacks %q:\n%s", want, info)
 		}
