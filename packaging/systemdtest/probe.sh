@@ -112,7 +112,8 @@ check_ready() {
 	systemctl start $U
 	local rc=$? t1=$(now_ms)
 	fact ready start_status=$rc start_ms=$((t1 - t0)) active=$(show $U ActiveState) sub=$(show $U SubState) \
-		status=$(word "$(show $U StatusText)") notify=$(show $U NotifyAccess) type=$(show $U Type)
+		status=$(word "$(show $U StatusText)") notify=$(show $U NotifyAccess) type=$(show $U Type) \
+		oom_score_adj=$(word "$(cat /proc/"$(show $U MainPID)"/oom_score_adj)") oom_setting=$(show $U OOMScoreAdjust)
 	until_ms 15 logged 'wxjob: '
 	fact wx_sandboxed line=$(word "$(journal | grep -m1 -o 'wxjob: [^"]*')")
 }
@@ -263,6 +264,9 @@ check_late_bind() {
 	# The agent has tried, and failed, to bind: a line of this start names
 	# the address (or the unit has left the start already).
 	until_ms 20 logged_since "$t0" 198.18.5.5 && seen=yes
+	# The network comes a few seconds after the agent: the scenario's
+	# delay, not a wait for anything.
+	sleep 3
 	local state_before=$(show $U ActiveState)/$(show $U SubState)
 	ip addr add 198.18.5.5/32 dev lo
 	local t1=$(now_ms)

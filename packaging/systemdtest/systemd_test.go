@@ -78,6 +78,7 @@ var judges = map[string]judge{
 			want(f, "ready", "active", "active", is("active")),
 			want(f, "ready", "sub", "running", is("running")),
 			want(f, "ready", "status", "STATUS= leader, term N", prefix("leader,_term_")),
+			want(f, "ready", "oom_setting", "-500 (OOMScoreAdjust=)", is("-500")),
 			want(f, "wx_sandboxed", "line", "the W+X mapping refused by MemoryDenyWriteExecute=yes", contains("mmap_W+X_refused")))
 	},
 	"wx_job": func(f facts) []string {
