@@ -26,7 +26,11 @@ case "$version" in
 *) echo "deb.sh: version $version must start with a digit" >&2; exit 2 ;;
 esac
 
-# nfpm.yaml names the built files under dist/.stage.
+# nfpm.yaml names the built files under dist/.stage: one build at a time
+# (the tests build packages in parallel: packaging/, packaging/systemdtest).
+mkdir -p dist
+exec 9>dist/.lock
+flock 9
 STAGE=dist/.stage
 rm -rf "$STAGE"
 mkdir -p "$STAGE"

@@ -9,6 +9,6 @@
 //
 // The checks are probe.sh, run inside the container by a oneshot unit;
 // it writes facts, and TestSystemd judges them. Root only, with
-// debootstrap and systemd-nspawn (Debian's systemd-container); it skips
-// otherwise, and runs only with LANLEADER_SYSTEMD=1 (see the README).
+// debootstrap and systemd-nspawn (Debian's systemd-container, which
+// test.sh installs); it skips otherwise, and with LANLEADER_SYSTEMD=0.
 package systemdtest

@@ -22,7 +22,7 @@ func main() {
 		os.Exit(1)
 	}
 	mem[0] = 0xc3 // ret
-	fmt.Printf("wxjob: mapped W+X, pid %d, LANLEADER_TERM=%q\n", os.Getpid(), os.Getenv("LANLEADER_TERM"))
+	fmt.Printf("wxjob: mapped W+X, pid %d, LANLEADER_TERM=%s\n", os.Getpid(), os.Getenv("LANLEADER_TERM"))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	s := <-sig
