@@ -33,8 +33,10 @@ func goRealtime() (tid int, err error) {
 // realtimeError says what the host lacks for --realtime.
 func realtimeError(err error) error {
 	if errors.Is(err, unix.EPERM) {
-		return fmt.Errorf("SCHED_FIFO priority %d for the event loop's thread: %w: needs CAP_SYS_NICE, or an RLIMIT_RTPRIO of at least %d and sched_setattr not refused by a system call filter: under systemd, enable the drop-in /usr/share/lanleader/lanleader-realtime.conf (RestrictRealtime=no, LimitRTPRIO=%d, SystemCallFilter=sched_setattr)",
-			RealtimePriority, err, RealtimePriority, RealtimePriority)
+		var lim unix.Rlimit
+		unix.Getrlimit(unix.RLIMIT_RTPRIO, &lim)
+		return fmt.Errorf("SCHED_FIFO priority %d for the event loop's thread: %w: needs CAP_SYS_NICE, or an RLIMIT_RTPRIO of at least %d (it is %d) and sched_setattr not refused by a system call filter: under systemd, enable the drop-in /usr/share/lanleader/lanleader-realtime.conf (RestrictRealtime=no, LimitRTPRIO=%d, SystemCallFilter=sched_setattr)",
+			RealtimePriority, err, RealtimePriority, lim.Cur, RealtimePriority)
 	}
 	return fmt.Errorf("SCHED_FIFO priority %d for the event loop's thread: %w", RealtimePriority, err)
 }

@@ -100,7 +100,7 @@ func TestRealtimeNotPermitted(t *testing.T) {
 		return string(out)
 	}
 	out := child("0")
-	for _, want := range []string{"realtime: error: SCHED_FIFO priority 10 for the event loop's thread: operation not permitted: needs CAP_SYS_NICE", "lanleader-realtime.conf (RestrictRealtime=no, LimitRTPRIO=10, SystemCallFilter=sched_setattr)"} {
+	for _, want := range []string{"realtime: error: SCHED_FIFO priority 10 for the event loop's thread: operation not permitted: needs CAP_SYS_NICE", "RLIMIT_RTPRIO of at least 10 (it is 0)", "lanleader-realtime.conf (RestrictRealtime=no, LimitRTPRIO=10, SystemCallFilter=sched_setattr)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("RLIMIT_RTPRIO 0: the child's output lacks %q:\n%s", want, out)
 		}
