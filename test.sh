@@ -11,6 +11,9 @@
 #   LANLEADER_SIM_SCHEDULES=200000 ./test.sh    the long simulator sweep
 #   LANLEADER_NO_RACE=1 ./test.sh               without the race detector pass
 #   LANLEADER_FUZZTIME=0 ./test.sh              without the bounded fuzzing (a count of runs a target)
+#   LANLEADER_SYSTEMD=0 ./test.sh               without the unit under a real systemd (packaging/systemdtest:
+#                                               a Debian root booted with systemd-nspawn, root only: 15 s
+#                                               with its root cached, 1-5 minutes more to build the root)
 #
 # It needs only Go. Suites that need root or Debian packages install what
 # they need here, idempotently, and skip with a message without root: e2e/
@@ -32,6 +35,12 @@ command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v keepalived >/dev/null 2>&1 || [ -x /usr/sbin/keepalived ] || need+=(keepalived)
+# packaging/systemdtest (unless LANLEADER_SYSTEMD=0): debootstrap makes
+# its Debian root, systemd-nspawn (systemd-container) boots it.
+if [ "${LANLEADER_SYSTEMD:-}" != 0 ]; then
+	command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+	command -v systemd-nspawn >/dev/null 2>&1 || need+=(systemd-container)
+fi
 if [ "$(id -u)" -ne 0 ]; then
 	echo "test.sh: not root: the e2e/ tests skip (they create network namespaces)"
 	[ ${#need[@]} -eq 0 ] || echo "test.sh: not root, so not installing ${need[*]}: the tests that need them skip"

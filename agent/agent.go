@@ -68,6 +68,7 @@ type Agent struct {
 
 	procs    procs // the child processes (package proc)
 	notify   notifier
+	rtTid    atomic.Int64 // with Realtime: the event loop's thread, once SCHED_FIFO
 	metaPush metaPush     // the metadata broadcasts (meta.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
 	vips     vipAgent     // the virtual addresses (vip.go)

@@ -375,6 +375,13 @@ type Config struct {
 	// without carrier), this node takes no part in elections: a leader
 	// hands over as a resign does. Default true.
 	VIPTrackLink bool
+	// Realtime: the event loop's OS thread runs with SCHED_FIFO at
+	// RealtimePriority (that thread only; its children, the job and the
+	// hooks included, do not inherit it), so that heartbeats go out on
+	// time on a loaded host. Without the permission (CAP_SYS_NICE, or
+	// RLIMIT_RTPRIO of at least RealtimePriority: LimitRTPRIO= in the
+	// unit) the agent logs why and runs without. Default false.
+	Realtime bool
 	// vipDrv is what adds, removes, probes and watches the addresses:
 	// package vip (nil), or a test's fake.
 	vipDrv *vipDriver

@@ -63,6 +63,8 @@ type loopState struct {
 // run is the event loop: the only goroutine that touches the machine.
 func (a *Agent) run() {
 	defer close(a.loopDone)
+	a.enterRealtime()
+	defer a.leaveRealtime()
 	l := &a.loop
 	l.timer = time.NewTimer(time.Hour)
 	defer l.timer.Stop()

@@ -60,6 +60,7 @@ var fixedSettings = []struct {
 	{"job-mode", func(a, b *Config) bool { return a.JobMode != b.JobMode }},
 	{"job-unit", func(a, b *Config) bool { return a.JobUnit != b.JobUnit }},
 	{"role", func(a, b *Config) bool { return a.Role != b.Role }},
+	{"realtime", func(a, b *Config) bool { return a.Realtime != b.Realtime }},
 	{"log-format", func(a, b *Config) bool {
 		return handlerKind(a) != "" && handlerKind(b) != "" && handlerKind(a) != handlerKind(b)
 	}},

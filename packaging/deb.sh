@@ -6,7 +6,8 @@
 #
 # It needs Go only: nfpm comes from the Go module proxy (go run, pinned).
 # The package holds /usr/bin/lanleader (static, -trimpath), the systemd
-# unit and its drop-in for virtual addresses (not enabled), the example config /etc/lanleader/lanleader.yaml and
+# unit and its drop-ins for virtual addresses, a forked JIT job and --realtime
+# (none enabled), the example config /etc/lanleader/lanleader.yaml and
 # /etc/default/lanleader (both conffiles), the man page lanleader(8), made
 # here from the program's own help texts, and the README. It prints the
 # path of the package.
@@ -25,7 +26,11 @@ case "$version" in
 *) echo "deb.sh: version $version must start with a digit" >&2; exit 2 ;;
 esac
 
-# nfpm.yaml names the built files under dist/.stage.
+# nfpm.yaml names the built files under dist/.stage: one build at a time
+# (the tests build packages in parallel: packaging/, packaging/systemdtest).
+mkdir -p dist
+exec 9>dist/.lock
+flock 9
 STAGE=dist/.stage
 rm -rf "$STAGE"
 mkdir -p "$STAGE"

@@ -25,6 +25,8 @@ var wantFiles = map[string]string{
 	"./etc/default/lanleader":                             "-rw-r--r--",
 	"./usr/share/man/man8/lanleader.8.gz":                 "-rw-r--r--",
 	"./usr/share/doc/lanleader/README.md":                 "-rw-r--r--",
+	"./usr/share/lanleader/lanleader-job.conf":            "-rw-r--r--",
+	"./usr/share/lanleader/lanleader-realtime.conf":       "-rw-r--r--",
 }
 
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
@@ -47,7 +49,8 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 // with every command's help, and the unit passes systemd-analyze verify
 // (with ExecStart pointed at the extracted binary) and rates 2.0 or
 // better in systemd-analyze security --offline=true, with the drop-in
-// for --vip too, which grants CAP_NET_ADMIN and CAP_NET_RAW and no other.
+// for --vip too, which grants CAP_NET_ADMIN and CAP_NET_RAW and no other,
+// and with each of the drop-ins for a JIT job and for --realtime.
 func TestDeb(t *testing.T) {
 	for _, tool := range []string{"dpkg-deb", "gzip"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -86,7 +89,7 @@ func TestDeb(t *testing.T) {
 	}
 
 	info := run(t, "", nil, "dpkg-deb", "-I", deb)
-	for _, want := range []string{"Package: lanleader\n", "Version: " + version + "\n", "Architecture: " + runtimeArch(t) + "\n", "Section: net\n", "Maintainer: "} {
+	for _, want := range []string{"Package: lanleader\n", "Version: " + version + "\n", "Architecture: " + runtimeArch(t) + "\n", "Section: net\n", "Maintainer: ", "Depends: procps\n"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("dpkg-deb -I lacks %q:\n%s", want, info)
 		}
@@ -138,6 +141,16 @@ func TestDeb(t *testing.T) {
 	unit, err := os.ReadFile(filepath.Join(root, "lib/systemd/system/lanleader.service"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What the unit promises in its comments and the README.
+	for _, want := range []string{
+		"ExecReload=/bin/kill -HUP $MAINPID\n", "RestartPreventExitStatus=2\n", "Restart=on-failure\n",
+		"WatchdogSec=10s\n", "TimeoutAbortSec=10s\n", "OOMScoreAdjust=-500\n", "RuntimeDirectory=lanleader\n",
+		"RestrictRealtime=yes\n", "MemoryDenyWriteExecute=yes\n",
+	} {
+		if !bytes.Contains(unit, []byte(want)) {
+			t.Errorf("the unit lacks %q", want)
+		}
 	}
 	units := t.TempDir()
 	path := filepath.Join(units, "lanleader.service")
@@ -194,6 +207,39 @@ func TestDeb(t *testing.T) {
 	slices.Sort(caps)
 	if want := []string{"CAP_NET_ADMIN", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_NET_RAW"}; !slices.Equal(caps, want) {
 		t.Errorf("the drop-in's capabilities %q, want %q", caps, want)
+	}
+
+	// The drop-ins for a forked job with a JIT and for --realtime: each
+	// verifies with the unit, opens what it says and no capability.
+	for _, d := range []struct {
+		file string
+		want []string
+	}{
+		{"lanleader-job.conf", []string{"MemoryDenyWriteExecute=no\n", "SystemCallFilter=\nSystemCallFilter=@system-service\n"}},
+		{"lanleader-realtime.conf", []string{"RestrictRealtime=no\n", "LimitRTPRIO=10\n", "SystemCallFilter=sched_setattr\n"}},
+	} {
+		dropIn, err := os.ReadFile(filepath.Join(root, "usr/share/lanleader", d.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range d.want {
+			if !bytes.Contains(dropIn, []byte(want)) {
+				t.Errorf("%s lacks %q", d.file, want)
+			}
+		}
+		if regexp.MustCompile(`(?m)^(CapabilityBoundingSet|AmbientCapabilities)=`).Match(dropIn) {
+			t.Errorf("%s grants capabilities", d.file)
+		}
+		p := filepath.Join(t.TempDir(), "lanleader.service")
+		os.WriteFile(p, append(append(merged, '\n'), dropIn...), 0o644)
+		if out, err := exec.Command("systemd-analyze", "verify", "--man=no", p).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("systemd-analyze verify with %s: %v\n%s", d.file, err, out)
+		}
+		s := exposure(t, p)
+		t.Logf("with %s: exposure %.1f", d.file, s)
+		if s > 2.0 || s < score {
+			t.Errorf("exposure with %s %.1f, want at most 2.0 and no less than without (%.1f)", d.file, s, score)
+		}
 	}
 }
 

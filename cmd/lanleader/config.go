@@ -171,6 +171,7 @@ var runOptions = []option{
 	{"vip-announce-refresh", "VIPAnnounceRefresh", durationOrOff},
 	{"vip-track-link", "VIPTrackLink", boolean},
 	{"start-timeout", "StartTimeout", durationOrOff},
+	{"realtime", "Realtime", boolean},
 	{"log-format", "LogFormat", name},
 	{"log-level", "LogLevel", name},
 }

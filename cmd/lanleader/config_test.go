@@ -246,6 +246,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--vip-track-link"}, func(c *agent.Config) {}},
 		{[]string{"--start-timeout", "90s"}, func(c *agent.Config) { c.StartTimeout = 90 * time.Second }},
 		{[]string{"--start-timeout=0"}, func(c *agent.Config) { c.StartTimeout = 0 }},
+		{[]string{"--realtime"}, func(c *agent.Config) { c.Realtime = true }},
 	} {
 		want := defaultRunConfig(t)
 		tc.want(&want)
@@ -390,6 +391,7 @@ vip_announce_delay: 1s
 vip_announce_refresh: 0s
 vip_track_link: false
 start_timeout: 5s
+realtime: true
 `
 
 func TestParseRunConfigFile(t *testing.T) {
@@ -451,6 +453,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		VIPAnnounceRefresh:  0,
 		VIPTrackLink:        false,
 		StartTimeout:        5 * time.Second,
+		Realtime:            true,
 	}
 	keyFile, oldKeyFile := writeKeys(t)
 	text := strings.NewReplacer("OLDKEYFILE", oldKeyFile, "KEYFILE", keyFile, "STATEFILE", stateFile).Replace(allKeysFile)
