@@ -239,7 +239,7 @@ func (c *core) onProbe(m *wire.Message, from Key) {
 		v.Leader, v.Age = 0, wire.MaxAge
 	}
 	news := v.Leader != 0 && v.Leader == m.Leader && v.Age < m.Age
-	if !c.q.on() && !news {
+	if !c.q.on() && (!news || c.state != StateLeader && !c.vouchesFor(from)) {
 		return
 	}
 	c.emit(Action{Kind: ActSend, To: from.ID, Msg: v, Count: 1})
