@@ -9,12 +9,14 @@ package election
 // follow the prober in the order of keys (round the end): at most
 // vouchers+1 answers a PROBE, whatever n. They are independent chances as
 // before: with loss p on each packet, a round fails for all of them with
-// probability (1−(1−p)²)^(vouchers+1), below 0.6 % at p = 20 %. Quorum
+// probability (1−(1−p)²)^(vouchers+1), 1e-4 at p = 20 %. Quorum
 // mode keeps every answer: a VOUCH there is also a pre-vote, and a
 // pre-vote needs a majority.
 
-// vouchers is how many members besides the leader vouch to one prober.
-const vouchers = 4
+// vouchers is how many members besides the leader vouch to one prober:
+// as many as in a cluster of up to 9 nodes, where everyone still vouches
+// as before (the stability schedules' clusters have 3 to 7).
+const vouchers = 8
 
 // vouchesFor reports whether this node is one of the vouchers of prober
 // p in its view: fewer than vouchers members lie between p and this node
