@@ -110,36 +110,68 @@ func TestScaleStartingNodeWithinPreemptDelayStaysOut(t *testing.T) {
 	m.expect(100*ms, election(3, 1), "broadcast ANSWER to all (4) term=0", "cancel-timer startup", "set-timer answer at 300ms")
 }
 
-// Vouchers: outside quorum mode a PROBE is answered by the leader and the
-// eight keys after the prober's, round the end (here 9 to 12, the leader 20
-// and 1 to 3); not by the others.
+// Vouchers: outside quorum mode a PROBE is answered by the leader and by
+// about eight of the other members, picked for each prober; in a cluster
+// of up to nine nodes by every member, as before.
 func TestVouchersBounded(t *testing.T) {
-	var ids []NodeID
-	for id := NodeID(1); id <= 12; id++ {
-		ids = append(ids, id)
-	}
-	others := func(self NodeID) []Key {
-		var out []Key
-		for _, id := range append(ids, 20) {
-			if id != self {
-				out = append(out, key(id))
+	for _, size := range []int{9, 64, 512} {
+		var ids []NodeID
+		for id := NodeID(1); id < NodeID(size); id++ {
+			ids = append(ids, id)
+		}
+		others := func(self NodeID) []Key {
+			var out []Key
+			for _, id := range append(ids, 1000) {
+				if id != self {
+					out = append(out, key(id))
+				}
+			}
+			return out
+		}
+		vouched := 0
+		for _, self := range ids[1:] { // 1 is the prober
+			n := followerOf(t, key(self), others(self), key(1000), 1, hardened)
+			acts := n.step(50*ms, probeMsg(1, 1, 1000, 45*ms)) // it heard 1000 at 10ms
+			if has(acts, "send VOUCH to 1 term=1") {
+				vouched++
 			}
 		}
-		return out
-	}
-	vouched := map[NodeID]bool{}
-	for _, self := range ids {
-		if self == 8 {
-			continue // the prober
+		if size <= vouchers+1 && vouched != size-2 || size > vouchers+1 && (vouched < 2 || vouched > 3*vouchers) {
+			t.Errorf("%d nodes: %d of %d members vouched to one PROBE, want all up to %d nodes, else about %d", size, vouched, size-2, vouchers+1, vouchers)
 		}
-		n := followerOf(t, key(self), others(self), key(20), 1, hardened)
-		acts := n.step(50*ms, probeMsg(8, 1, 20, 45*ms)) // it heard 20 at 10ms
-		vouched[self] = has(acts, "send VOUCH to 8 term=1")
+		t.Logf("%d nodes: %d members vouched", size, vouched)
 	}
-	for _, self := range ids {
-		want := self >= 9 && self <= 12 || self <= 3
-		if self != 8 && vouched[self] != want {
-			t.Errorf("node %d vouched %v to 8, want %v", self, vouched[self], want)
-		}
+}
+
+// The PROBE herd (probeherd.go): in a cluster of more than nine nodes the
+// leader answers PROBEs with one VOUCH to all, at most one a probe
+// interval; a follower that heard eight PROBEs of others about its leader
+// since its last round leaves its next round out.
+func TestProbeHerd(t *testing.T) {
+	var ids []NodeID
+	for id := NodeID(1); id <= 11; id++ {
+		ids = append(ids, id)
+	}
+	l := leaderOf(t, key(12), keys(ids...), hardened)
+	l.expect(350*ms, probeMsg(1, 1, 12, 50*ms), "broadcast VOUCH to all (11) term=1")
+	l.expect(350*ms+100*time.Microsecond, probeMsg(2, 1, 12, 50*ms))
+	l.expect(351*ms, probeMsg(3, 1, 12, 50*ms), "broadcast VOUCH to all (11) term=1")
+	// Nine nodes or fewer: to the prober.
+	small := leaderOf(t, key(9), keys(1, 2, 3, 4, 5, 6, 7, 8), hardened)
+	small.expect(350*ms, probeMsg(1, 1, 9, 50*ms), "send VOUCH to 1 term=1")
+
+	f := followerOf(t, key(11), append(keys(ids[:10]...), key(12)), key(12), 1, hardened)
+	acts := f.step(310*ms, fire(TimerSuspect))
+	if !has(acts, "broadcast PROBE to all (11) term=1") {
+		t.Fatalf("detector fired: %q, want the first round", actStrings(acts))
+	}
+	for id := NodeID(1); id <= 8; id++ {
+		f.step(310*ms+time.Duration(id)*10*time.Microsecond, probeMsg(id, 1, 12, 300*ms))
+	}
+	if acts := f.step(f.b.deadline[TimerConfirm], fire(TimerConfirm)); hasKind(acts, ActBroadcast) {
+		t.Errorf("after eight PROBEs of others: %q, want the round left out", actStrings(acts))
+	}
+	if acts := f.step(f.b.deadline[TimerConfirm], fire(TimerConfirm)); !has(acts, "broadcast PROBE to all (11) term=1") {
+		t.Errorf("no PROBE of others since: %q, want the round", actStrings(acts))
 	}
 }
