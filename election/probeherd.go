@@ -11,7 +11,7 @@ import (
 // probeRounds PROBEs to all: 5(n−1) multicast packets, n−1 copies each, the
 // largest cost of a failover once the election is O(n), and what a
 // 1,024-node failover's CPU went to. In a cluster of more than vouchers+1
-// nodes, outside quorum mode:
+// nodes, with bully outside quorum mode (thinned, vouchers.go):
 //
 //   - the leader answers a PROBE with one VOUCH to all (at most one every
 //     probe interval) instead of one to the prober: every follower that
@@ -24,12 +24,12 @@ import (
 // sends every round, as before; in a herd its chance a round is at least
 // as good (one of many PROBEs reaches the leader, whose one VOUCH then
 // reaches it with probability 1−p, against (1−p)² for its own round trip).
-// Smaller clusters, and quorum mode (whose VOUCH is a pre-vote), are as
-// before.
+// Smaller clusters, quorum mode (whose VOUCH is a pre-vote) and the ring
+// family are as before.
 
-// inHerd reports whether the herd rules apply: outside quorum mode, with
-// more than vouchers other members.
-func (c *core) inHerd() bool { return !c.q.on() && len(c.members) > vouchers }
+// inHerd reports whether the herd rules apply: bully outside quorum
+// mode (thinned), with more than vouchers other members.
+func (c *core) inHerd() bool { return c.thinned() && len(c.members) > vouchers }
 
 // noteProbe counts a PROBE of another node about the leader this node is
 // confirming.
