@@ -8,9 +8,10 @@ import (
 type phase uint8
 
 const (
-	phaseNone     phase = iota
-	phaseElecting       // ELECTION sent, waiting up to T for an ANSWER
-	phaseAwaiting       // an ANSWER came, waiting for COORDINATOR
+	phaseNone      phase = iota
+	phaseElecting        // ELECTION sent, waiting up to T for an ANSWER
+	phaseAwaiting        // an ANSWER came, waiting for COORDINATOR
+	phaseDeferring       // not Textbook: waiting its rank's delay before ELECTION (bullyscale.go)
 )
 
 // Bully is the bully algorithm as a pure state machine. It never reads a
@@ -44,6 +45,9 @@ type Bully struct {
 	// node told with its claim, at term toldTerm.
 	told     NodeID
 	toldTerm uint64
+
+	// scale is the state of the O(n) election (bullyscale.go).
+	scale scaleState
 }
 
 // NewBully returns a machine for cfg after filling its defaults and
@@ -67,6 +71,10 @@ func (b *Bully) Algorithm() string { return AlgorithmBully }
 func (b *Bully) onTimer(t TimerKind) {
 	switch t {
 	case TimerAnswer:
+		if b.state == StateCandidate && b.phase == phaseDeferring {
+			b.sendElection()
+			return
+		}
 		// Step 2: no ANSWER within T, this node is the coordinator.
 		if b.state == StateCandidate && b.phase == phaseElecting {
 			b.becomeLeader()
@@ -92,6 +100,10 @@ func (b *Bully) onMessage(m *wire.Message, from Key) {
 // node runs its own election unless one is already running. ELECTION from
 // a larger key is not for this node (multicast reaches every member).
 func (b *Bully) onElection(from Key, term uint64) {
+	if b.self.Less(from) {
+		b.heardLarger()
+		return
+	}
 	if !from.Less(b.self) || b.holding() || b.out() {
 		return
 	}
@@ -105,8 +117,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 		// term, now gone): the election ends here, under a fresh term
 		// everyone accepts.
 		if term < b.term || term == b.term && !b.cfg.Textbook && (b.told != from.ID || b.toldTerm != term) {
-			b.send(from.ID, wire.TypeAnswer)
-			b.tellLeader(from.ID)
+			b.tellElector(from.ID)
 			if term == b.term {
 				b.told, b.toldTerm = from.ID, term
 			}
@@ -116,7 +127,15 @@ func (b *Bully) onElection(from Key, term uint64) {
 		}
 		return
 	}
-	b.send(from.ID, wire.TypeAnswer)
+	if !b.cfg.Textbook && b.state == StateStarting && !b.mayPreempt(from) {
+		// Hardening: a node in its listen period that may not take over
+		// from a smaller leader yet (nopreempt, or its preempt delay)
+		// does not take the election over either: its ANSWER would leave
+		// the others waiting for its claim at the end of that period.
+		// They elect among themselves; it follows the result.
+		return
+	}
+	b.answer(from.ID)
 	switch b.state {
 	case StateCandidate:
 		b.commit(term)
@@ -155,9 +174,22 @@ func (b *Bully) commit(term uint64) {
 }
 
 func (b *Bully) onAnswer(from Key) {
-	if b.state != StateCandidate || b.phase != phaseElecting || !b.self.Less(from) || !b.roleOf(from.ID).MayLead() {
+	if !b.self.Less(from) || !b.roleOf(from.ID).MayLead() {
 		return
 	}
+	if !b.cfg.Textbook {
+		b.heardLarger()
+		return
+	}
+	if b.state != StateCandidate || b.phase != phaseElecting {
+		return
+	}
+	b.await()
+}
+
+// await: a larger node answered (or, not Textbook, is electing): wait
+// for COORDINATOR.
+func (b *Bully) await() {
 	b.phase = phaseAwaiting
 	b.cancelTimer(TimerAnswer)
 	b.setTimer(TimerCoordinator, b.now+b.cfg.CoordinatorTimeout)
@@ -176,7 +208,7 @@ func (b *Bully) memberDown(_ NodeID, wasLeader bool) {
 	if wasLeader {
 		return
 	}
-	if b.state == StateCandidate && b.phase == phaseElecting && b.largerCount() == 0 && b.now >= b.settleUntil {
+	if b.state == StateCandidate && b.running() && b.largerCount() == 0 && b.now >= b.settleUntil {
 		b.becomeLeader()
 	}
 }
@@ -184,7 +216,7 @@ func (b *Bully) memberDown(_ NodeID, wasLeader bool) {
 // leaderLost: an election is already running (an ELECTION from a smaller
 // node started it): it goes on, without waiting for the suspect.
 func (b *Bully) leaderLost() {
-	if b.phase == phaseElecting && b.largerCount() == 0 && b.now >= b.settleUntil {
+	if b.running() && b.largerCount() == 0 && b.now >= b.settleUntil {
 		b.becomeLeader()
 	}
 }
@@ -204,12 +236,31 @@ func (b *Bully) elect() {
 		b.becomeLeader()
 		return
 	}
+	if n > 0 && b.deferElection(n) {
+		return
+	}
+	b.sendElection()
+}
+
+// sendElection sends ELECTION to the live larger keys, if any, and waits
+// T for an ANSWER (and, just after a start, at least until settleUntil).
+func (b *Bully) sendElection() {
+	n := b.largerCount()
+	if n == 0 && b.now >= b.settleUntil {
+		b.becomeLeader()
+		return
+	}
 	b.phase = phaseElecting
 	if n > 0 {
 		b.broadcast(wire.TypeElection, ScopeLarger, n)
 	}
 	b.setTimer(TimerAnswer, max(b.now+b.cfg.AnswerTimeout, b.settleUntil))
 }
+
+// running reports whether this node's election has not yet heard of a
+// larger live node (it waits T for an ANSWER, or its turn to send
+// ELECTION).
+func (b *Bully) running() bool { return b.phase == phaseElecting || b.phase == phaseDeferring }
 
 // stop ends this node's election: no more waiting for ANSWER or
 // COORDINATOR.

@@ -76,6 +76,8 @@ type stability struct {
 	// this time (the elections that follow one another in a bully run).
 	grantedUntil time.Duration
 	backoff      time.Duration // the wait before the next pre-vote after one that failed
+
+	herdState // probeherd.go
 }
 
 // probeEvery is the time between two PROBEs of one confirmation: they
@@ -121,7 +123,7 @@ func (c *core) confirmSuspicion(fresh bool) {
 		}
 		return
 	}
-	s.confirming, s.confirmEnd, s.probes = true, c.now+c.cfg.ConfirmTimeout, 0
+	s.confirming, s.confirmEnd, s.probes, s.othersProbed = true, c.now+c.cfg.ConfirmTimeout, 0, 0
 	s.needNews, s.news, s.confirmStart = fresh, false, c.now
 	c.probe(c.leader, s.lastHeard)
 	c.setTimer(TimerConfirm, min(c.now+c.probeEvery(), s.confirmEnd))
@@ -151,7 +153,11 @@ func (c *core) onConfirmTimer() {
 		s.confirming = false
 		c.suspectLeader()
 	case s.probes < probeRounds:
-		c.probe(c.leader, s.lastHeard)
+		if c.skipRound() {
+			s.probes++
+		} else {
+			c.probe(c.leader, s.lastHeard)
+		}
 		c.setTimer(TimerConfirm, min(c.now+c.probeEvery(), s.confirmEnd))
 	default:
 		c.setTimer(TimerConfirm, s.confirmEnd)
@@ -229,6 +235,7 @@ func (c *core) claimantAnswered(m *wire.Message, from Key) {
 // follower answers only with news: it heard the leader asked about more
 // recently than the prober did.
 func (c *core) onProbe(m *wire.Message, from Key) {
+	c.noteProbe(m)
 	v := c.header(wire.TypeVouch)
 	switch {
 	case c.state == StateLeader:
@@ -239,7 +246,14 @@ func (c *core) onProbe(m *wire.Message, from Key) {
 		v.Leader, v.Age = 0, wire.MaxAge
 	}
 	news := v.Leader != 0 && v.Leader == m.Leader && v.Age < m.Age
-	if (!c.q.on() || !c.cfg.Role.Votes()) && !news {
+	if !c.q.on() && (!news || c.state != StateLeader && !c.vouchesFor(from)) {
+		return
+	}
+	if c.q.on() && !c.cfg.Role.Votes() && !news {
+		return
+	}
+	if c.state == StateLeader {
+		c.leaderVouch(from.ID, v)
 		return
 	}
 	c.emit(Action{Kind: ActSend, To: from.ID, Msg: v, Count: 1})

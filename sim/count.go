@@ -42,8 +42,9 @@ var electionTypes = []wire.Type{wire.TypeElection, wire.TypeAnswer, wire.TypeCoo
 	wire.TypeRingElection, wire.TypeRingCoordinator, wire.TypeCRElection, wire.TypeCRElected,
 	wire.TypeHSProbe, wire.TypeHSReply}
 
-// countedTypes are electionTypes and the acknowledgements.
-var countedTypes = append([]wire.Type{wire.TypeRingAck}, electionTypes...)
+// countedTypes are electionTypes, the acknowledgements and the
+// confirmations of a suspicion.
+var countedTypes = append([]wire.Type{wire.TypeRingAck, wire.TypeProbe, wire.TypeVouch}, electionTypes...)
 
 // Total sums counts over the election's message types.
 func total(c *[wire.NumTypes]int) int {
@@ -69,6 +70,12 @@ func (e ElectionCount) TotalUnicast() int { return total(&e.Unicast) }
 // ring family; a packet each).
 func (e ElectionCount) Acks() int { return e.Messages[wire.TypeRingAck] }
 
+// Confirm is the number of packets (multicast) of the confirmations of
+// the suspicion (PROBE, VOUCH; the agent's machines only, stability.go).
+func (e ElectionCount) Confirm() int {
+	return e.Packets[wire.TypeProbe] + e.Packets[wire.TypeVouch]
+}
+
 // CountElection measures one bully election on n nodes (ids 1..n, equal
 // priority, so the key order is the id order) after the coordinator n
 // crashes: the nodes of c suspect it (no other detector fires, and the
@@ -76,7 +83,18 @@ func (e ElectionCount) Acks() int { return e.Messages[wire.TypeRingAck] }
 // live node follows the new leader and no packet of the election is in
 // flight.
 func CountElection(n int, c Case, seed uint64) (ElectionCount, error) {
-	e := Election{N: n, Seed: seed}
+	return countElection(Election{N: n, Seed: seed}, c)
+}
+
+// CountAgentElection is CountElection with the machines the agent runs
+// (Election.Hardened): the O(n) election, and the confirmations (PROBE,
+// VOUCH) that a suspicion costs before it, counted apart (Confirm).
+func CountAgentElection(n int, c Case, seed uint64) (ElectionCount, error) {
+	return countElection(Election{N: n, Seed: seed, Hardened: true}, c)
+}
+
+func countElection(e Election, c Case) (ElectionCount, error) {
+	n := e.N
 	switch c {
 	case CaseBest:
 		e.Noticer = n - 2

@@ -2,8 +2,9 @@
 // costs after the coordinator dies, for growing cluster sizes, in the best
 // case (the largest live node notices), the worst case (the smallest
 // notices) and the common case on a LAN (every node notices at once), next
-// to the textbook's figures. Runs are simulated (sim/), deterministic for a
-// seed.
+// to the textbook's figures: the seeds' bully (Config.Textbook), then the
+// O(n) election the agent runs. Runs are simulated (sim/), deterministic
+// for a seed.
 //
 //	go run ./bench/msgcount [-n 4,8,16,32,64,128] [-seed 1]
 package main
@@ -14,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/lanleader/lanleader/bench/internal/lists"
 	"github.com/lanleader/lanleader/sim"
@@ -34,10 +36,15 @@ func main() {
 		os.Exit(2)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "n\tcase\tELECTION\tANSWER\tCOORDINATOR\tmessages\ttextbook\tmulticast pkts\tunicast pkts\ttime\t")
+	fmt.Fprintln(w, "n\tcase\tELECTION\tANSWER\tCOORDINATOR\tmessages\ttextbook\tmulticast pkts\tunicast pkts\ttime\t|\tO(n) msgs\tO(n) pkts\tconfirm pkts\tO(n) time\t")
 	for _, n := range ns {
 		for _, c := range []sim.Case{sim.CaseBest, sim.CaseWorst, sim.CaseAll} {
 			r, err := sim.CountElection(n, c, *seed)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "msgcount:", err)
+				os.Exit(1)
+			}
+			a, err := sim.CountAgentElection(n, c, *seed)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "msgcount:", err)
 				os.Exit(1)
@@ -49,9 +56,10 @@ func main() {
 			case sim.CaseWorst:
 				book = strconv.Itoa(sim.TextbookWorst(n))
 			}
-			fmt.Fprintf(w, "%d\t%v\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%v\t\n", n, c,
+			fmt.Fprintf(w, "%d\t%v\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%v\t|\t%d\t%d\t%d\t%v\t\n", n, c,
 				r.Messages[wire.TypeElection], r.Messages[wire.TypeAnswer], r.Messages[wire.TypeCoordinator],
-				r.TotalMessages(), book, r.TotalPackets(), r.TotalUnicast(), r.Took)
+				r.TotalMessages(), book, r.TotalPackets(), r.TotalUnicast(), r.Took.Round(time.Microsecond),
+				a.TotalMessages(), a.TotalPackets(), a.Confirm(), a.Took.Round(time.Microsecond))
 		}
 	}
 	w.Flush()
@@ -71,5 +79,13 @@ cost (n-1)(n-2)/2 ELECTION and as many ANSWER, and the new leader answers
 each late ELECTION with a unicast COORDINATOR. time: from the suspicion to
 the last node following the new leader; in the worst case it includes T
 (the answer timeout), waited by the second-highest node for the dead
-coordinator's ANSWER.`)
+coordinator's ANSWER.
+
+After the |: the O(n) election the agent runs (README, "Elections in O(n)
+packets"): messages and multicast packets of ELECTION, ANSWER and
+COORDINATOR; confirm pkts: the PROBE and VOUCH packets of the
+confirmations that come before the suspicion (the stability hardening:
+probe rounds of every node that suspects); time as above. Best and worst
+include the confirmations of the nodes that did not notice: they hear of
+the crash from the noticer's ELECTION or claim, and ask first.`)
 }
