@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -68,19 +66,11 @@ func leaderURLOf(statusURL string) string {
 // /leader document.
 func fetchLeader(leaderURL string, timeout time.Duration) (agent.LeaderAnswer, error) {
 	var ans agent.LeaderAnswer
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil // the agent is on this host or LAN: never a proxy
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr, Timeout: timeout}).Get(leaderURL)
+	resp, err := getAgent(leaderURL, timeout, 64<<10)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return ans, fmt.Errorf("cannot reach the agent at %s: %v (is the agent running? is --http right?)", leaderURL, err)
+		return ans, err
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	body := resp.body
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusServiceUnavailable {
 		return ans, fmt.Errorf("the agent at %s answered %s: %s", leaderURL, resp.Status, firstLine(body, 200))
 	}

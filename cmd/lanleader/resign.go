@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -111,10 +110,6 @@ func runResign(args []string, stdout, stderr io.Writer) int {
 
 func postResign(resignURL, token string) (agent.ResignAnswer, error) {
 	var ans agent.ResignAnswer
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
 	req, err := http.NewRequest(http.MethodPost, resignURL, nil)
 	if err != nil {
 		return ans, err
@@ -123,16 +118,11 @@ func postResign(resignURL, token string) (agent.ResignAnswer, error) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := client.Do(req)
+	resp, err := askAgent(req, 5*time.Second, 1<<16)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return ans, fmt.Errorf("cannot reach the agent at %s: %v (is the agent running? is --http right?)", resignURL, err)
+		return ans, err
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	body := resp.body
 	if err := json.Unmarshal(body, &ans); err != nil {
 		msg := fmt.Sprintf("the agent at %s answered %s", resignURL, resp.Status)
 		if line := firstLine(body, 200); line != "" {

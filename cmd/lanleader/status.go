@@ -194,23 +194,11 @@ func statusURLOf(addr string) (string, error) {
 // decoded. Its errors are one line that names the URL.
 func fetchStatus(statusURL string, timeout time.Duration) ([]byte, agent.Status, error) {
 	var st agent.Status
-	// The agent is on this host or this LAN: never go through an
-	// HTTP_PROXY from the environment.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: timeout}
-
-	resp, err := client.Get(statusURL)
+	resp, err := getAgent(statusURL, timeout, statusMaxBody+1)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the method and URL
-		}
-		return nil, st, fmt.Errorf("cannot reach the agent at %s: %v (is the agent running? is --http right?)", statusURL, err)
+		return nil, st, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, statusMaxBody+1))
+	body := resp.body
 	if resp.StatusCode != http.StatusOK {
 		msg := fmt.Sprintf("the agent at %s answered %s", statusURL, resp.Status)
 		if line := firstLine(body, 200); line != "" {
@@ -218,8 +206,8 @@ func fetchStatus(statusURL string, timeout time.Duration) ([]byte, agent.Status,
 		}
 		return nil, st, errors.New(msg)
 	}
-	if err != nil {
-		return nil, st, fmt.Errorf("cannot read the answer of the agent at %s: %v", statusURL, err)
+	if resp.readErr != nil {
+		return nil, st, fmt.Errorf("cannot read the answer of the agent at %s: %v", statusURL, resp.readErr)
 	}
 	if len(body) > statusMaxBody {
 		return nil, st, fmt.Errorf("the agent at %s sent more than %d bytes: not a /status document", statusURL, statusMaxBody)

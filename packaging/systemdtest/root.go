@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,8 +21,18 @@ var DebootstrapArgs = []string{
 	"bookworm",
 }
 
-// Mirror is where debootstrap gets the packages.
-const Mirror = "http://deb.debian.org/debian"
+// Mirror is where debootstrap gets the packages: $LANLEADER_DEBIAN_MIRROR,
+// or "" for debootstrap's own default (Debian's archive).
+func Mirror() string { return os.Getenv("LANLEADER_DEBIAN_MIRROR") }
+
+// debootstrapArgs are debootstrap's arguments that make a root in dir.
+func debootstrapArgs(dir string) []string {
+	args := append(slices.Clone(DebootstrapArgs), dir)
+	if m := Mirror(); m != "" {
+		args = append(args, m)
+	}
+	return args
+}
 
 // MaxAge is how old a cached root may be before it is built again (it
 // then gets the point release's and the security fixes).
@@ -39,7 +50,7 @@ func CacheDir() string {
 }
 
 func stamp() string {
-	return "debootstrap " + strings.Join(DebootstrapArgs, " ") + " ROOT " + Mirror + "\n"
+	return "debootstrap " + strings.Join(debootstrapArgs("ROOT"), " ") + "\n"
 }
 
 // Root returns the cached pristine root, built first with debootstrap if
@@ -60,7 +71,7 @@ func Root(log io.Writer) (string, error) {
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
 	}
-	args := append(append([]string{}, DebootstrapArgs...), tmp, Mirror)
+	args := debootstrapArgs(tmp)
 	cmd := exec.Command("debootstrap", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
