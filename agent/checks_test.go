@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,46 @@ func TestTrackFile(t *testing.T) {
 	if st := a.Status(); len(st.Fault) != 0 {
 		t.Errorf("node-2's fault %q after the file went", st.Fault)
 	}
+}
+
+// TestFaultHook: entering and leaving fault (a track file) runs
+// on_change with LANLEADER_STATE fault and LANLEADER_FAULT the reason,
+// then the state it returns to with LANLEADER_FAULT empty.
+func TestFaultHook(t *testing.T) {
+	dir := t.TempDir()
+	maint, out := filepath.Join(dir, "maintenance"), filepath.Join(dir, "changes")
+	l := startLocal(t, LocalOptions{Nodes: 2, Base: func(c *Config) {
+		c.OnChange = `echo "$LANLEADER_NAME|$LANLEADER_STATE|$LANLEADER_FAULT" >> ` + out
+	}})
+	waitLeader(t, l, electBound, 1)
+	a := l.Agents[0]
+	cfg := a.Config()
+	cfg.TrackFiles = []string{maint}
+	a.call(func() { a.replaceChecks(&cfg) })
+	name := cfg.Name + "|"
+	changes := func() []string {
+		b, _ := os.ReadFile(out)
+		var mine []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, name); ok {
+				mine = append(mine, rest)
+			}
+		}
+		return mine
+	}
+	if err := os.WriteFile(maint, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "fault|a track file is present (" + maint + ")"
+	waitFor(t, "on_change in fault", 2*TrackFileEvery+5*time.Second, func() (bool, string) {
+		return slices.Contains(changes(), want), fmt.Sprint(changes())
+	})
+	os.Remove(maint)
+	waitFor(t, "on_change out of fault", 2*TrackFileEvery+5*time.Second, func() (bool, string) {
+		c := changes()
+		i := slices.Index(c, want)
+		return i >= 0 && slices.Contains(c[i+1:], "follower|"), fmt.Sprint(c)
+	})
 }
 
 // TestReplaceChecks: a check whose definition is unchanged keeps its

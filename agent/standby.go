@@ -3,6 +3,7 @@ package agent
 import (
 	"strings"
 
+	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/election"
 )
 
@@ -60,4 +61,22 @@ func (a *Agent) applyStandby() {
 		a.log.Info("out of fault: this node takes part in elections again")
 	}
 	a.step(a.now(), election.Event{Kind: election.EvStandby, On: want})
+	a.faultHook(want, why)
+}
+
+// faultHook runs on_change for a change of fault (keepalived's
+// notify_fault): LANLEADER_STATE is "fault" while the node is in it, and
+// the machine's state again when it ends; LANLEADER_FAULT says why, empty
+// when it ends.
+func (a *Agent) faultHook(on bool, why []string) {
+	if a.procs.hooks == nil || a.cfg.OnChange == "" {
+		return
+	}
+	st := a.machine.Status()
+	state := st.State.String()
+	if on {
+		state = "fault"
+	}
+	env := append(hookEnv(&a.cfg, state, st.Term, st.Leader), "LANLEADER_FAULT="+strings.Join(why, "; "))
+	a.procs.hooks.Add(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env})
 }
