@@ -166,7 +166,7 @@ func TestDiscoveryTwoHosts(t *testing.T) {
 		}
 		other := 1 - i
 		m, ok := s.Member(hostName(other))
-		want := Member{Name: hostName(other), NodeID: uint64(other + 1), Addr: c.Addr(other) + ":7946", Alive: true, Status: "alive"}
+		want := Member{Name: hostName(other), NodeID: uint64(other + 1), Addr: c.Addr(other) + ":7946", Alive: true, Status: "alive", Role: "candidate"}
 		if !ok || m != want {
 			t.Errorf("%s: member %s is %+v, want %+v", s.Name, hostName(other), m, want)
 		}
