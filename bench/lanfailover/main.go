@@ -282,15 +282,7 @@ func parseLosses(list string) ([]int, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil
 	}
-	var out []int
-	for f := range strings.SplitSeq(list, ",") {
-		p, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || p < 1 || p > 99 {
-			return nil, fmt.Errorf("-loss: %q is not a percentage from 1 to 99", strings.TrimSpace(f))
-		}
-		out = append(out, p)
-	}
-	return out, nil
+	return lists.Ints("-loss", list, "percentage", 1, 99)
 }
 
 // parseQuorums parses -quorum's list for a LAN of hosts: every N is 0

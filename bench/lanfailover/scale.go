@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/lanleader/lanleader/bench/internal/lists"
 	"github.com/lanleader/lanleader/bench/internal/stats"
 	"github.com/lanleader/lanleader/election"
 )
@@ -45,18 +45,7 @@ func parseScale(list string) ([]int, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil
 	}
-	var out []int
-	for f := range strings.SplitSeq(list, ",") {
-		h, err := strconv.Atoi(strings.TrimSpace(f))
-		switch {
-		case err != nil || h < 2 || h > maxHosts:
-			return nil, fmt.Errorf("-scale: %q is not a host count from 2 to %d", strings.TrimSpace(f), maxHosts)
-		case slices.Contains(out, h):
-			return nil, fmt.Errorf("-scale: %d twice", h)
-		}
-		out = append(out, h)
-	}
-	return out, nil
+	return lists.Ints("-scale", list, "host count", 2, maxHosts)
 }
 
 // runScale measures every host count of o.scale, and prints the table.

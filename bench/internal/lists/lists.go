@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,11 +65,21 @@ func Parse(fs *flag.FlagSet, args []string) error {
 // Sizes parses a list of cluster sizes ("8,16,32") for flag; each must
 // be from least to most.
 func Sizes(flag, list string, least, most int) ([]int, error) {
+	return Ints(flag, list, "cluster size", least, most)
+}
+
+// Ints parses a list of whole numbers ("5,32,64") for flag, each a what
+// ("host count") from least to most, none twice.
+func Ints(flag, list, what string, least, most int) ([]int, error) {
 	var out []int
 	for f := range strings.SplitSeq(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < least || n > most {
-			return nil, fmt.Errorf("%s: %q is not a cluster size of %d to %d", flag, f, least, most)
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		switch {
+		case err != nil || n < least || n > most:
+			return nil, fmt.Errorf("%s: %q is not a %s from %d to %d", flag, f, what, least, most)
+		case slices.Contains(out, n):
+			return nil, fmt.Errorf("%s: %d twice", flag, n)
 		}
 		out = append(out, n)
 	}

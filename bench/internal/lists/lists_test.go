@@ -56,7 +56,7 @@ func TestSizes(t *testing.T) {
 	if err != nil || !slices.Equal(got, []int{8, 16, 1024}) {
 		t.Fatalf("Sizes = %v, %v; want [8 16 1024]", got, err)
 	}
-	for _, bad := range []string{"2", "1025", "x", "8,,16"} {
+	for _, bad := range []string{"2", "1025", "x", "8,,16", "8,16,8"} {
 		if _, err := Sizes("-n", bad, 3, 1024); err == nil || !strings.HasPrefix(err.Error(), "-n: ") {
 			t.Errorf("Sizes(%q): error %v, want one naming -n", bad, err)
 		}
