@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lanleader/lanleader/internal/cmdtest"
 )
 
 // wantFiles is every file the package installs, with its mode.
@@ -27,19 +29,6 @@ var wantFiles = map[string]string{
 	"./usr/share/doc/lanleader/README.md":                 "-rw-r--r--",
 	"./usr/share/lanleader/lanleader-job.conf":            "-rw-r--r--",
 	"./usr/share/lanleader/lanleader-realtime.conf":       "-rw-r--r--",
-}
-
-func run(t *testing.T, dir string, env []string, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out.String(), errb.String())
-	}
-	return out.String()
 }
 
 // TestDeb builds the package with the one command, ./packaging/deb.sh,
@@ -58,7 +47,7 @@ func TestDeb(t *testing.T) {
 		}
 	}
 	const version = "9.8.7"
-	out := strings.TrimSpace(run(t, "..", []string{"LANLEADER_VERSION=" + version}, "./packaging/deb.sh"))
+	out := strings.TrimSpace(cmdtest.Run(t, "..", []string{"LANLEADER_VERSION=" + version}, "./packaging/deb.sh"))
 	deb := filepath.Join("..", out)
 	t.Cleanup(func() { os.Remove(deb) })
 	if !strings.HasSuffix(out, "lanleader_"+version+"_"+runtimeArch(t)+".deb") {
@@ -67,7 +56,7 @@ func TestDeb(t *testing.T) {
 
 	// dpkg-deb -c: "-rwxr-xr-x root/root 12599458 2026-11-22 10:40 ./usr/bin/lanleader"
 	got := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(run(t, "", nil, "dpkg-deb", "-c", deb)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(cmdtest.Run(t, "", nil, "dpkg-deb", "-c", deb)), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 6 || strings.HasPrefix(f[0], "d") {
 			continue
@@ -88,14 +77,14 @@ func TestDeb(t *testing.T) {
 		}
 	}
 
-	info := run(t, "", nil, "dpkg-deb", "-I", deb)
+	info := cmdtest.Run(t, "", nil, "dpkg-deb", "-I", deb)
 	for _, want := range []string{"Package: lanleader\n", "Version: " + version + "\n", "Architecture: " + runtimeArch(t) + "\n", "Section: net\n", "Maintainer: ", "Depends: procps\n"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("dpkg-deb -I lacks %q:\n%s", want, info)
 		}
 	}
 	ctl := t.TempDir()
-	run(t, "", nil, "dpkg-deb", "-e", deb, ctl)
+	cmdtest.Run(t, "", nil, "dpkg-deb", "-e", deb, ctl)
 	cf, _ := os.ReadFile(filepath.Join(ctl, "conffiles"))
 	if lines := strings.Fields(string(cf)); !slices.Equal(lines, []string{"/etc/default/lanleader", "/etc/lanleader/lanleader.yaml"}) &&
 		!slices.Equal(lines, []string{"/etc/lanleader/lanleader.yaml", "/etc/default/lanleader"}) {
@@ -103,14 +92,14 @@ func TestDeb(t *testing.T) {
 	}
 
 	root := t.TempDir()
-	run(t, "", nil, "dpkg-deb", "-x", deb, root)
+	cmdtest.Run(t, "", nil, "dpkg-deb", "-x", deb, root)
 	bin := filepath.Join(root, "usr/bin/lanleader")
-	if v := run(t, "", nil, bin, "version"); !strings.HasPrefix(v, "lanleader "+version+" ") {
+	if v := cmdtest.Run(t, "", nil, bin, "version"); !strings.HasPrefix(v, "lanleader "+version+" ") {
 		t.Errorf("lanleader version: %q", v)
 	}
 	// The example config is one the agent accepts (-h after it: parse,
 	// print the help, start nothing).
-	run(t, "", nil, bin, "run", "--config", filepath.Join(root, "etc/lanleader/lanleader.yaml"), "-h")
+	cmdtest.Run(t, "", nil, bin, "run", "--config", filepath.Join(root, "etc/lanleader/lanleader.yaml"), "-h")
 
 	f, err := os.Open(filepath.Join(root, "usr/share/man/man8/lanleader.8.gz"))
 	if err != nil {

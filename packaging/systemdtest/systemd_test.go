@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/internal/cmdtest"
 	"github.com/lanleader/lanleader/internal/syncbuf"
 )
 
@@ -239,7 +240,7 @@ func prepareProbe(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "probe.sh"), ProbeScript, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	deb := strings.TrimSpace(run(t, "../..", []string{"LANLEADER_VERSION=0.0.0~systemdtest"}, "./packaging/deb.sh"))
+	deb := strings.TrimSpace(cmdtest.Run(t, "../..", []string{"LANLEADER_VERSION=0.0.0~systemdtest"}, "./packaging/deb.sh"))
 	t.Cleanup(func() { os.Remove(filepath.Join("../..", deb)) })
 	b, err := os.ReadFile(filepath.Join("../..", deb))
 	if err != nil {
@@ -248,19 +249,6 @@ func prepareProbe(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "lanleader.deb"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, "", []string{"CGO_ENABLED=0"}, "go", "build", "-o", filepath.Join(dir, "wxjob"), "./wxjob")
+	cmdtest.Run(t, "", []string{"CGO_ENABLED=0"}, "go", "build", "-o", filepath.Join(dir, "wxjob"), "./wxjob")
 	return dir
-}
-
-func run(t *testing.T, dir string, env []string, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out.String(), errb.String())
-	}
-	return out.String()
 }
