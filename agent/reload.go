@@ -61,6 +61,7 @@ var fixedSettings = []struct {
 	{"job-unit", func(a, b *Config) bool { return a.JobUnit != b.JobUnit }},
 	{"role", func(a, b *Config) bool { return a.Role != b.Role }},
 	{"realtime", func(a, b *Config) bool { return a.Realtime != b.Realtime }},
+	{"start-timeout", func(a, b *Config) bool { return a.StartTimeout != b.StartTimeout }},
 	{"log-format", func(a, b *Config) bool {
 		return handlerKind(a) != "" && handlerKind(b) != "" && handlerKind(a) != handlerKind(b)
 	}},
