@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,34 @@ func TestBeaconEvery(t *testing.T) {
 	}
 	if got := beaconEvery(100*time.Millisecond, 64); got != 6400*time.Millisecond {
 		t.Errorf("beaconEvery(100ms, 64) = %v, want 6.4s", got)
+	}
+}
+
+// TestAnswersBeacon: alone or in a cluster of up to three a node always
+// joins a newcomer; in bigger clusters beaconResponders of the members
+// do, on average, whatever the cluster's size (a seeded draw, counted
+// exactly over many beacons).
+func TestAnswersBeacon(t *testing.T) {
+	never := func(int) int { t.Fatal("a small cluster drew"); return 0 }
+	for _, m := range []int{0, 1, 2, 3} {
+		if !answersBeacon(m, never) {
+			t.Errorf("answersBeacon(%d) = false: a node alone or among three always answers", m)
+		}
+	}
+	for _, members := range []int{4, 32, 128, 1024} {
+		rng := rand.New(rand.NewPCG(uint64(members), 1))
+		const beacons = 2000
+		joins := 0
+		for range beacons {
+			for range members - 1 { // every member but the newcomer hears it
+				if answersBeacon(members, rng.IntN) {
+					joins++
+				}
+			}
+		}
+		want := float64(beaconResponders) * float64(members-1) / float64(members)
+		if got := float64(joins) / beacons; got < want*0.9 || got > want*1.1 {
+			t.Errorf("%d members: %.2f joins per beacon on average, want %.2f", members, got, want)
+		}
 	}
 }

@@ -19,7 +19,7 @@
 //
 // What this package must not do: decide who leads (election/ does),
 // encode bytes by hand (wire/ does), or register metrics on a global
-// registry. (The one random draw, the incarnation number at start, comes
-// from math/rand/v2's randomly seeded source; nothing depends on it being
-// reproducible.)
+// registry. (The random draws, the incarnation number at start and whether
+// to answer a discovery beacon, come from math/rand/v2's randomly seeded
+// source; nothing depends on them being reproducible.)
 package agent

@@ -6,6 +6,7 @@ package agent
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strings"
@@ -78,6 +79,9 @@ func (a *Agent) onBeacon(p packet) {
 			return
 		}
 	}
+	if !answersBeacon(a.ml.NumMembers(), rand.IntN) {
+		return
+	}
 	now := a.now()
 	if at, ok := l.kicked[addr]; ok && now-at < kickEvery {
 		return
@@ -88,6 +92,23 @@ func (a *Agent) onBeacon(p packet) {
 	case a.joiner.kick <- []string{addr}:
 	default: // a join is under way; the next beacon tries again
 	}
+}
+
+// beaconResponders is how many members of a cluster join a newcomer's
+// beacon, on average. One join is enough: the newcomer then gets every
+// member from the joined node's state, and gossip tells the others of it.
+const beaconResponders = 3
+
+// answersBeacon says whether a node whose memberlist lists members nodes
+// (itself included) joins the sender of a beacon it does not know: always
+// while it is alone or one of three; otherwise with a chance of
+// beaconResponders in members, drawn with draw (rand.IntN), so that a
+// LAN of 128 agents does not open 127 state exchanges (TCP, each the
+// whole member list) to every agent that starts. A newcomer beacons every
+// discover interval while it is alone: when no member answered one
+// beacon (a chance of about e⁻³, 5 %), the next one is answered.
+func answersBeacon(members int, draw func(int) int) bool {
+	return members <= beaconResponders || draw(members) < beaconResponders
 }
 
 // onMember applies one membership change.
