@@ -30,6 +30,15 @@ func TestBigCluster64(t *testing.T) {
 	bigCluster(t, 64)
 }
 
+// TestBigCluster128 is TestBigCluster32 on 128 hosts, the size of the
+// scale targets, only with LANLEADER_E2E_BIG=1.
+func TestBigCluster128(t *testing.T) {
+	if os.Getenv(bigEnv) != "1" {
+		t.Skip("128 hosts: set " + bigEnv + "=1 to run it")
+	}
+	bigCluster(t, 128)
+}
+
 // bigAgree bounds the waits for agreement: generous liveness bounds (the
 // figures come from bench/lanfailover -scale), for a shared 2-core machine.
 const bigAgree = 30 * time.Second

@@ -155,7 +155,9 @@ func (b *Bully) onElection(from Key, term uint64) {
 		// ConfirmTimeout.
 		if !b.cfg.Textbook && b.healthy() && from.Less(b.leaderKey()) {
 			b.answered, b.answeredTerm = true, max(term, b.answeredTerm)
-			b.confirmSuspicion(true)
+			if !b.heardJustNow() {
+				b.confirmSuspicion(true)
+			}
 			return
 		}
 		b.startElection()
@@ -177,6 +179,7 @@ func (b *Bully) onAnswer(from Key) {
 	if !b.self.Less(from) || !b.roleOf(from.ID).MayLead() {
 		return
 	}
+	b.rtt.answered(&b.rtt.electAt, b.now, b.cfg.SuspectAfter)
 	if !b.cfg.Textbook {
 		b.heardLarger()
 		return
@@ -192,7 +195,7 @@ func (b *Bully) onAnswer(from Key) {
 func (b *Bully) await() {
 	b.phase = phaseAwaiting
 	b.cancelTimer(TimerAnswer)
-	b.setTimer(TimerCoordinator, b.now+b.cfg.CoordinatorTimeout)
+	b.setTimer(TimerCoordinator, b.now+max(b.cfg.CoordinatorTimeout, 4*b.answerTimeout()))
 }
 
 // overrules: a candidate that answered an ELECTION has taken that
@@ -251,10 +254,12 @@ func (b *Bully) sendElection() {
 		return
 	}
 	b.phase = phaseElecting
+	b.rtt.electAt = 0
 	if n > 0 {
 		b.broadcast(wire.TypeElection, ScopeLarger, n)
+		sent(&b.rtt.electAt, b.now)
 	}
-	b.setTimer(TimerAnswer, max(b.now+b.cfg.AnswerTimeout, b.settleUntil))
+	b.setTimer(TimerAnswer, max(b.now+b.answerTimeout(), b.settleUntil))
 }
 
 // running reports whether this node's election has not yet heard of a

@@ -91,7 +91,7 @@ func (c *core) onClaim(from Key, term uint64) {
 		// pause, ignored the new leader for seconds). Bully only: in the
 		// ring family the elections this starts raced the ring's own and
 		// kept a few random schedules from converging.
-		if term > c.term && c.cfg.Algorithm == AlgorithmBully {
+		if term > c.term && c.cfg.Algorithm == AlgorithmBully && !c.heardJustNow() {
 			c.confirmSuspicion(true)
 		}
 		return

@@ -143,6 +143,8 @@ type core struct {
 	q quorum
 	// st is the state of confirmations and pre-votes (stability.go).
 	st stability
+	// rtt stretches the waits to the round trips measured (rtt.go).
+	rtt rtt
 
 	now  time.Duration
 	acts []Action
@@ -219,6 +221,7 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 	case EvTimer:
 		if ev.Timer < numTimers && c.armed[ev.Timer] && c.now >= c.deadline[ev.Timer] {
 			c.armed[ev.Timer] = false
+			c.lateBy(c.deadline[ev.Timer])
 			c.onTimer(ev.Timer)
 		}
 	case EvMemberUp:

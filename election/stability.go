@@ -81,8 +81,11 @@ type stability struct {
 }
 
 // probeEvery is the time between two PROBEs of one confirmation: they
-// go out in its first half, so that the answer to the last one has half
-// of ConfirmTimeout to come back.
+// go out in the first half of ConfirmTimeout, so that the answer to the
+// last one has the other half to come back. A wait stretched to slow
+// round trips (rtt.go) only waits longer for the answers: the PROBEs go
+// out as fast, so that the time to the first answer, which the estimate
+// takes from the first PROBE, is never off by more than this half.
 func (c *core) probeEvery() time.Duration {
 	return max(c.cfg.ConfirmTimeout/(2*probeRounds), time.Microsecond)
 }
@@ -123,7 +126,9 @@ func (c *core) confirmSuspicion(fresh bool) {
 		}
 		return
 	}
-	s.confirming, s.confirmEnd, s.probes, s.othersProbed = true, c.now+c.cfg.ConfirmTimeout, 0, 0
+	s.confirming, s.confirmEnd, s.probes, s.othersProbed = true, c.now+c.confirmTimeout(), 0, 0
+	c.rtt.probeAt = 0 // a new request: an answer to an older one is not its round trip
+	sent(&c.rtt.probeAt, c.now)
 	s.needNews, s.news, s.confirmStart = fresh, false, c.now
 	c.probe(c.leader, s.lastHeard)
 	c.setTimer(TimerConfirm, min(c.now+c.probeEvery(), s.confirmEnd))
@@ -138,6 +143,9 @@ func (c *core) probe(leader NodeID, heard time.Duration) {
 		m.Age = c.ageOf(heard)
 	}
 	c.st.probes++
+	if c.probeTargets(m) {
+		return
+	}
 	c.emit(Action{Kind: ActBroadcast, Msg: m, Scope: ScopeAll, Count: len(c.members)})
 }
 
@@ -212,6 +220,8 @@ func (c *core) askClaimant(from Key, term uint64) bool {
 		return false // it answered recently
 	}
 	s.pendFrom, s.pendTerm = from, term
+	c.rtt.probeAt = 0
+	sent(&c.rtt.probeAt, c.now)
 	m := c.header(wire.TypeProbe)
 	m.Leader, m.Age = from.ID, wire.MaxAge
 	c.emit(Action{Kind: ActSend, To: from.ID, Msg: m, Count: 1})
@@ -262,6 +272,7 @@ func (c *core) onProbe(m *wire.Message, from Key) {
 // onVouch takes a VOUCH: evidence that the leader lives, and in quorum
 // mode a pre-vote.
 func (c *core) onVouch(m *wire.Message, from Key) {
+	c.rtt.answered(&c.rtt.probeAt, c.now, c.cfg.SuspectAfter)
 	if s := &c.st; s.pendFrom.ID == from.ID && from.ID != 0 && m.Leader == from.ID && m.Term >= s.pendTerm {
 		c.claimantAnswered(m, from)
 		return
@@ -311,6 +322,13 @@ func (c *core) onVouch(m *wire.Message, from Key) {
 	if k, ok := c.members[m.Leader]; ok && c.self.Less(k) {
 		// A larger leader is alive: the election would end with it.
 		c.stopPrevote()
+		if m.Term < c.term && c.leader == 0 {
+			// But its term is behind ours, so its claims are stale here
+			// and this node would wait for nothing: an ANSWER of our
+			// term makes it lead on under a fresh one, which we follow
+			// (as a witness's nudgeStale does).
+			c.send(m.Leader, wire.TypeAnswer)
+		}
 	}
 }
 
@@ -367,7 +385,7 @@ func (c *core) prevote() {
 // prevoteRound starts a round of PROBEs.
 func (c *core) prevoteRound() {
 	s := &c.st
-	s.roundEnd, s.probes = c.now+c.cfg.ConfirmTimeout, 0
+	s.roundEnd, s.probes = c.now+c.confirmTimeout(), 0
 	c.probe(c.leader, s.lastHeard)
 	c.setTimer(TimerPrevote, min(c.now+c.probeEvery(), s.roundEnd))
 }
@@ -425,7 +443,7 @@ func (c *core) onPrevoteTimer() {
 		// cannot be heard, or cannot hear, or the answers are slow. Wait,
 		// less and less often, disturbing nobody; late grants still count.
 		s.probes = 0
-		s.backoff = min(max(2*s.backoff, 2*c.cfg.ConfirmTimeout), c.cfg.SuspectAfter)
+		s.backoff = min(max(2*s.backoff, 2*c.confirmTimeout()), c.cfg.SuspectAfter)
 		c.setTimer(TimerPrevote, c.now+s.backoff)
 	default:
 		c.prevoteRound()
