@@ -5,7 +5,7 @@
 // bridge, addresses 198.18.0.1, 198.18.0.2, …) with one `lanleader run`
 // process per host, found by multicast beacons. It needs root.
 //
-//	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms]
+//	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-keepalived] [-advert-int 100ms]
 //	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
 //	    [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully]
 //	    [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
@@ -165,7 +165,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n"+
 			"       sudo go run ./bench/lanfailover -loss 20,30 [-loss-for 30s] [-hosts 5] [-keepalived] [-advert-int 1s,100ms]\n"+
-			"       sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-algorithm bully]\n"+
+			"       sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-algorithm bully] [-keepalived] [-advert-int 100ms]\n"+
 			"       sudo go run ./bench/lanfailover -vip [-trials 20] [-hosts 3] [-heartbeat 100ms,10ms] [-mode crash,graceful,resign] [-keepalived] [-advert-int 1s,100ms,10ms]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
@@ -204,11 +204,14 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	if len(o.scale) > 0 {
-		if o.vip || o.keepalived || len(*losses) > 0 || set["mode"] || set["quorum"] || set["hosts"] {
-			return o, errors.New("-scale: not with -vip, -keepalived, -loss, -mode, -quorum or -hosts (its rows are crash failovers without quorum, one per host count)")
+		if o.vip || len(*losses) > 0 || set["mode"] || set["quorum"] || set["hosts"] {
+			return o, errors.New("-scale: not with -vip, -loss, -mode, -quorum or -hosts (its rows are crash failovers without quorum, one per host count)")
 		}
 		if !set["heartbeat"] {
 			*hbs = "100ms"
+		}
+		if !set["advert-int"] {
+			*adverts = "100ms"
 		}
 	}
 	if o.heartbeats, err = lists.Durations("-heartbeat", *hbs, 10*time.Millisecond); err != nil {

@@ -98,13 +98,18 @@ func TestParseScale(t *testing.T) {
 		{[]string{"-scale", "129"}, nil, "not a host count from 2 to 128"},
 		{[]string{"-scale", "1"}, nil, "not a host count"},
 		{[]string{"-scale", "5,5"}, nil, "twice"},
-		{[]string{"-scale", "5", "-keepalived"}, nil, "not with"},
+		{[]string{"-scale", "5,128", "-keepalived"}, []int{5, 128}, ""},
+		{[]string{"-scale", "5", "-vip"}, nil, "not with"},
+		{[]string{"-scale", "5", "-loss", "20"}, nil, "not with"},
 		{[]string{"-scale", "5", "-hosts", "7"}, nil, "not with"},
 		{[]string{"-hosts", "128"}, nil, ""},
 		{[]string{"-hosts", "129"}, nil, "out of range 2…128"},
 		{[]string{"-vip", "-hosts", "99"}, nil, "at most 98"},
 	} {
 		o, err := parseFlags(c.args)
+		if c.err == "" && c.want != nil && !slices.Equal(o.adverts, []time.Duration{100 * time.Millisecond}) {
+			t.Errorf("%q: advert_int %v, want 100ms alone", c.args, o.adverts)
+		}
 		if c.err == "" {
 			if err != nil || !slices.Equal(o.scale, c.want) {
 				t.Errorf("%q: %v, %v; want %v", c.args, o.scale, err, c.want)

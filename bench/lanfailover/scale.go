@@ -36,6 +36,11 @@ import (
 //     the agents; measured before the trials, so also when a failover
 //     does not converge.
 //
+// With -keepalived, keepalived's rows follow for each -advert-int (100ms
+// by default here: its default 1s would take a minute a row): the same
+// LAN sizes and kills (measureKeepalived), its failover, VRRP packets per
+// failover and idle cost; it has no start-up figure.
+//
 // A row whose hosts' kernels dropped UDP sends (SndbufErrors: the test
 // bed's neighbour table was too small) fails, as does a row without
 // convergence: exit status 1.
@@ -68,6 +73,25 @@ func runScale(r *runner, o options, stdout, stderr io.Writer, rng *rand.Rand) in
 				if msg := r.scope(func() { measureLanleader(r, oh, alg, hb, 0, "crash", rng, &res) }); msg != "" {
 					res.Failures = append(res.Failures, msg)
 				}
+				results = append(results, res)
+			}
+		}
+	}
+	if o.keepalived {
+		kaDefinitions(stdout)
+		for _, adv := range o.adverts {
+			for _, hosts := range o.scale {
+				if r.interrupted.Load() {
+					break
+				}
+				oh := o
+				oh.hosts = hosts
+				fmt.Fprintf(stderr, "lanfailover: keepalived, advert_int %v, %d hosts, crash: %d trials…\n", adv, hosts, o.trials)
+				res := result{System: "keepalived", Mode: "crash", Hosts: hosts, Quorum: -1, Startup: -1}
+				if msg := r.scope(func() { measureKeepalived(r, oh, adv, "crash", rng, &res) }); msg != "" {
+					res.Failures = append(res.Failures, msg)
+				}
+				res.Setting = "keepalived " + res.Setting
 				results = append(results, res)
 			}
 		}
