@@ -41,9 +41,13 @@ type Bully struct {
 	// if the leader does not answer has taken that one over (commit).
 	answered     bool
 	answeredTerm uint64
-	// told: as leader, this node answered an ELECTION of its own term from
-	// node told with its claim, at term toldTerm.
-	told     NodeID
+	// told: as leader, this node answered an ELECTION of its own term
+	// from these nodes with its claim, at term toldTerm. A set, not the
+	// last one: with one, three candidates that could not accept the
+	// claim (they had recognised a larger leader of this term, since gone)
+	// took turns and none ever counted as asking twice (the role
+	// schedules' seed 133).
+	told     map[NodeID]bool
 	toldTerm uint64
 
 	// scale is the state of the O(n) election (bullyscale.go).
@@ -116,10 +120,13 @@ func (b *Bully) onElection(from Key, term uint64) {
 		// cannot accept our claim (it recognised a larger leader of this
 		// term, now gone): the election ends here, under a fresh term
 		// everyone accepts.
-		if term < b.term || term == b.term && !b.cfg.Textbook && (b.told != from.ID || b.toldTerm != term) {
+		if term < b.term || term == b.term && !b.cfg.Textbook && (b.toldTerm != term || !b.told[from.ID]) {
 			b.tellElector(from.ID)
 			if term == b.term {
-				b.told, b.toldTerm = from.ID, term
+				if b.toldTerm != term || b.told == nil {
+					b.told, b.toldTerm = make(map[NodeID]bool), term
+				}
+				b.told[from.ID] = true
 			}
 		} else {
 			b.becomeLeader()
@@ -195,7 +202,7 @@ func (b *Bully) onAnswer(from Key) {
 func (b *Bully) await() {
 	b.phase = phaseAwaiting
 	b.cancelTimer(TimerAnswer)
-	b.setTimer(TimerCoordinator, b.now+max(b.cfg.CoordinatorTimeout, 4*b.answerTimeout()))
+	b.setTimer(TimerCoordinator, b.now+b.cfg.CoordinatorTimeout)
 }
 
 // overrules: a candidate that answered an ELECTION has taken that

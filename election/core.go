@@ -143,8 +143,11 @@ type core struct {
 	q quorum
 	// st is the state of confirmations and pre-votes (stability.go).
 	st stability
-	// rtt stretches the waits to the round trips measured (rtt.go).
-	rtt rtt
+	// rtt stretches the waits to the round trips measured (rtt.go); late
+	// is how late the timer being handled fired (0 for other events).
+	rtt     rtt
+	late    time.Duration
+	yielded [numTimers]bool // yieldToBacklog put this timer off once
 
 	now  time.Duration
 	acts []Action
@@ -206,6 +209,7 @@ func (c *core) Members(dst []Key) []Key {
 // slice is reused by the next Step.
 func (c *core) Step(now time.Duration, ev Event) []Action {
 	c.acts = c.acts[:0]
+	c.late = 0
 	if now > c.now {
 		c.now = now
 	}
@@ -222,6 +226,9 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 		if ev.Timer < numTimers && c.armed[ev.Timer] && c.now >= c.deadline[ev.Timer] {
 			c.armed[ev.Timer] = false
 			c.lateBy(c.deadline[ev.Timer])
+			if c.yieldToBacklog(ev.Timer) {
+				break
+			}
 			c.onTimer(ev.Timer)
 		}
 	case EvMemberUp:
@@ -380,7 +387,7 @@ func (c *core) broadcast(t wire.Type, scope Scope, count int) {
 }
 
 func (c *core) setTimer(t TimerKind, at time.Duration) {
-	c.armed[t], c.deadline[t] = true, at
+	c.armed[t], c.deadline[t], c.yielded[t] = true, at, false
 	c.emit(Action{Kind: ActSetTimer, Timer: t, At: at})
 }
 

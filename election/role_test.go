@@ -161,7 +161,7 @@ func TestRoleObserverGrantsNoPrevote(t *testing.T) {
 	n := newMachine(t, AlgorithmBully, key(2), keys(1), quorumOf(3), hardened)
 	n.step(0, memberAs(key(3), RoleObserver))
 	n.step(0, evStart)
-	acts := n.step(400*ms, fire(TimerStartup)) // pre-vote: PROBE to all
+	acts := n.step(n.b.deadline[TimerStartup], fire(TimerStartup)) // pre-vote: PROBE to all
 	if !slices.ContainsFunc(acts, func(a Action) bool { return a.Msg.Type == wire.TypeProbe }) {
 		t.Fatalf("no pre-vote: %q", actStrings(acts))
 	}

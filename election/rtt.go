@@ -17,13 +17,14 @@ import "time"
 // Lifeguard awareness, the waits stretch with what this node measures:
 // the time from a PROBE to the first VOUCH that answers it (the
 // confirmations, a claimant's check), from an ELECTION to the first
-// ANSWER, and how late its own timers fire (its own scheduling delay, the
-// part of every round trip that it causes). A late answer still counts:
-// it is the evidence of a wait that was too short. The estimate is
-// srtt + 4·rttvar, never below the configured wait and never above
-// SuspectAfter (a real crash is then confirmed at most one SuspectAfter
-// later on a starved host), and it fades back to the configured waits
-// once no round trip has been measured for rttFade.
+// ANSWER. A late answer still counts: it is the evidence of a wait that
+// was too short. The estimate is srtt + 4·rttvar, never below the
+// configured wait; a wait that starts on a timer that fired late adds
+// that lateness (this node's own scheduling delay now, the part of a
+// round trip that it causes); the whole never exceeds SuspectAfter (a
+// real crash is then confirmed at most one SuspectAfter later on a
+// starved host), and the estimate fades back to the configured waits once
+// no round trip has been measured for rttFade.
 type rtt struct {
 	srtt, rttvar time.Duration
 	valid        bool
@@ -101,7 +102,7 @@ func (c *core) confirmTimeout() time.Duration {
 	if !c.stretches() {
 		return c.cfg.ConfirmTimeout
 	}
-	return c.rtt.wait(c.now, c.cfg.ConfirmTimeout, c.cfg.SuspectAfter)
+	return min(c.rtt.wait(c.now, c.cfg.ConfirmTimeout, c.cfg.SuspectAfter)+c.late, c.cfg.SuspectAfter)
 }
 
 // answerTimeout is AnswerTimeout stretched to this node's round trips.
@@ -109,13 +110,44 @@ func (c *core) answerTimeout() time.Duration {
 	if !c.stretches() {
 		return c.cfg.AnswerTimeout
 	}
-	return c.rtt.wait(c.now, c.cfg.AnswerTimeout, c.cfg.SuspectAfter)
+	return min(c.rtt.wait(c.now, c.cfg.AnswerTimeout, c.cfg.SuspectAfter)+c.late, c.cfg.SuspectAfter)
 }
 
-// lateBy records the lateness of a timer that fires now, due at
-// deadline: this node's own share of every round trip.
+// lateBy notes how late the timer handled now fired (due at deadline):
+// this node's own scheduling delay at this moment, which the waits that
+// start now add to the round trips measured. It is not a round trip, and
+// not remembered: a herd of agents woken at once by a crash makes timers
+// late by tens of milliseconds, and kept in the estimate that lateness
+// slowed the next crash's confirmation at 128 hosts (p99 1.7 s).
 func (c *core) lateBy(deadline time.Duration) {
-	if late := c.now - deadline; late > 0 && c.stretches() {
-		c.rtt.sample(c.now, late, c.cfg.SuspectAfter)
+	c.late = max(c.now-deadline, 0)
+}
+
+// lateYield: a decisive timer (one whose end elects, claims or accuses)
+// that fires more than lateYield late is put off once by backlogYield, so
+// that the packets that arrived while this node was starved (a claim, an
+// ANSWER, a VOUCH, waiting in its socket) are handled before it decides.
+// A crash at 128 hosts on two cores wakes 127 agents at once: their rank
+// deferrals fired tens of milliseconds late with the new leader's claim
+// already queued, and each multicast an ELECTION that all had to read.
+const (
+	lateYield    = 5 * time.Millisecond
+	backlogYield = 2 * time.Millisecond
+)
+
+// yieldToBacklog re-arms timer t backlogYield from now, once, when it
+// fired more than lateYield late and decides something; it reports
+// whether it did (the timer is then not handled now).
+func (c *core) yieldToBacklog(t TimerKind) bool {
+	if c.late <= lateYield || c.yielded[t] || !c.stretches() {
+		return false
 	}
+	switch t {
+	case TimerStartup, TimerAnswer, TimerCoordinator, TimerSuspect, TimerConfirm:
+	default:
+		return false
+	}
+	c.setTimer(t, c.now+backlogYield)
+	c.yielded[t] = true
+	return true
 }
