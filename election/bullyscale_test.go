@@ -3,7 +3,6 @@ package election
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -173,15 +172,6 @@ func TestProbeHerd(t *testing.T) {
 		if mix64(id, 11)%11 < vouchers && len(want) <= probeVouchers {
 			want = append(want, fmt.Sprintf("send PROBE to %d term=1", id))
 		}
-	}
-	round := func(acts []Action) []string {
-		var got []string
-		for _, a := range actStrings(acts) {
-			if strings.Contains(a, "PROBE") {
-				got = append(got, a)
-			}
-		}
-		return got
 	}
 	acts := f.step(310*ms, fire(TimerSuspect))
 	if got := round(acts); !slices.Equal(got, want) {

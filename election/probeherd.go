@@ -79,6 +79,7 @@ type herdState struct {
 	vouchedAt    time.Duration //
 	vouchers     []NodeID      // myVouchers, for a membership of vouchersOf members
 	vouchersOf   int
+	skewed       bool // skewSuspicion put the detector's alarm off for this silence
 }
 
 // heardJustNow reports whether this node, in a cluster of more than
@@ -162,4 +163,42 @@ func (c *core) myVouchers() []NodeID {
 	}
 	slices.Sort(h.vouchers)
 	return h.vouchers
+}
+
+// maxSkewRank caps the rank that skewSuspicion counts: the last ranks
+// wait SuspectAfter more, no longer.
+const maxSkewRank = 16
+
+// skewSuspicion: in a herd, a follower's detector alarm is put off by its
+// rank, as VRRP's backups skew their master-down timers by priority: r
+// live candidates with a larger key than this node's, besides the leader,
+// put it off min(r, maxSkewRank)·SuspectAfter/maxSkewRank (a witness or
+// an observer, which never claims, by the most). The largest survivor
+// confirms at once and claims; a follower whose detector has fired but
+// not yet confirmed does not hear its leader (healthy is false), so it
+// takes that claim as soon as it arrives and never probes. A crash of a
+// 128-host LAN's leader used to set all 127 followers probing and
+// electing at once. It reports whether the alarm was put off (once per
+// silence: the next alarm confirms).
+func (c *core) skewSuspicion() bool {
+	if c.st.skewed || !c.inHerd() {
+		return false
+	}
+	r := maxSkewRank
+	if c.cfg.Role.MayLead() {
+		r = 0
+		for id, k := range c.members {
+			if id != c.leader && c.self.Less(k) && !c.isExcluded(id) && c.roleOf(id).MayLead() {
+				if r++; r == maxSkewRank {
+					break
+				}
+			}
+		}
+	}
+	if r == 0 {
+		return false
+	}
+	c.st.skewed = true
+	c.setTimer(TimerSuspect, c.now+time.Duration(r)*c.cfg.SuspectAfter/maxSkewRank)
+	return true
 }

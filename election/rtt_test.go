@@ -1,6 +1,7 @@
 package election
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -123,4 +124,52 @@ func TestHeardJustNowSkipsTheQuestion(t *testing.T) {
 	if acts := s.step(70*ms, coord(2, 2)); !s.b.st.confirming || !has(acts, "broadcast PROBE to all (2) term=1") {
 		t.Errorf("3 nodes, a rival's later claim: %q, want a PROBE to all", actStrings(acts))
 	}
+}
+
+// In a herd a follower's detector alarm waits by its rank (skewSuspicion):
+// node 8 of 1…11 with leader 12 has three larger candidates besides the
+// leader and waits 3·SuspectAfter/16 more; the largest survivor's claim
+// meanwhile is followed at once, without a PROBE. The largest survivor
+// (rank 0) confirms at once.
+func TestSkewedSuspicion(t *testing.T) {
+	var ids []NodeID
+	for id := NodeID(1); id <= 11; id++ {
+		ids = append(ids, id)
+	}
+	others := func(self NodeID) []Key {
+		var out []Key
+		for _, id := range append(ids, 12) {
+			if id != self {
+				out = append(out, key(id))
+			}
+		}
+		return out
+	}
+	n := followerOf(t, key(8), others(8), key(12), 1, hardened)
+	at := n.b.deadline[TimerSuspect]
+	acts := n.step(at, fire(TimerSuspect))
+	if want := at + 3*n.b.cfg.SuspectAfter/maxSkewRank; n.b.deadline[TimerSuspect] != want || n.b.st.confirming || len(round(acts)) != 0 {
+		t.Fatalf("rank 3's alarm: %q, suspect at %v; want no PROBE and the alarm at %v", actStrings(acts), n.b.deadline[TimerSuspect], want)
+	}
+	acts = n.step(at+10*ms, coord(11, 2))
+	if len(round(acts)) != 0 {
+		t.Errorf("the largest survivor's claim: %q, want it followed without a PROBE", actStrings(acts))
+	}
+	n.is(StateFollower, 2, 11)
+	top := followerOf(t, key(11), others(11), key(12), 1, hardened)
+	at = top.b.deadline[TimerSuspect]
+	if acts := top.step(at, fire(TimerSuspect)); !top.b.st.confirming || len(round(acts)) == 0 {
+		t.Errorf("the largest survivor's alarm: %q, want its confirmation at once", actStrings(acts))
+	}
+}
+
+// round is the PROBEs among acts.
+func round(acts []Action) []string {
+	var got []string
+	for _, a := range actStrings(acts) {
+		if strings.Contains(a, "PROBE") {
+			got = append(got, a)
+		}
+	}
+	return got
 }
