@@ -290,12 +290,9 @@ func (c *core) onTimer(t TimerKind) {
 	case TimerSuspect:
 		if c.leader != 0 && c.leader != c.self.ID && !c.st.confirming {
 			if c.det.Suspect(c.now) {
-				if c.skewSuspicion() {
-					break
-				}
 				c.confirmSuspicion(false)
 			} else if at, ok := c.det.SuspectAt(); ok {
-				c.setTimer(TimerSuspect, at)
+				c.armSuspect(at)
 			}
 		}
 	case TimerPreempt, TimerHoldoff:

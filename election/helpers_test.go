@@ -122,10 +122,13 @@ func leaderOf(t *testing.T, self Key, members []Key, opts ...func(*Config)) tnod
 func followerOf(t *testing.T, self Key, members []Key, leader Key, term uint64, opts ...func(*Config)) tnode {
 	t.Helper()
 	n := started(t, self, members, opts...)
-	n.expect(10*ms, claim(wire.TypeCoordinator, leader, term),
-		"cancel-timer startup",
-		fmtFollow(leader.ID, term),
-		"set-timer suspect at 310ms")
+	acts := n.step(10*ms, claim(wire.TypeCoordinator, leader, term))
+	// In a herd the alarm is put off by the follower's rank (suspectSkew).
+	want := []string{"cancel-timer startup", fmtFollow(leader.ID, term),
+		(Action{Kind: ActSetTimer, Timer: TimerSuspect, At: 310*ms + n.b.suspectSkew()}).String()}
+	if got := actLines(acts); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the leader's COORDINATOR at 10ms: actions\n got:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+	}
 	n.is(StateFollower, term, leader.ID)
 	return n
 }

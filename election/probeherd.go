@@ -79,7 +79,9 @@ type herdState struct {
 	vouchedAt    time.Duration //
 	vouchers     []NodeID      // myVouchers, for a membership of vouchersOf members
 	vouchersOf   int
-	skewed       bool // skewSuspicion put the detector's alarm off for this silence
+	rank         int    // suspectSkew's rank, for rankOf members and leader rankLeader
+	rankOf       int    //
+	rankLeader   NodeID //
 }
 
 // heardJustNow reports whether this node, in a cluster of more than
@@ -165,40 +167,47 @@ func (c *core) myVouchers() []NodeID {
 	return h.vouchers
 }
 
-// maxSkewRank caps the rank that skewSuspicion counts: the last ranks
+// maxSkewRank caps the rank that suspectSkew counts: the last ranks
 // wait SuspectAfter more, no longer.
 const maxSkewRank = 16
 
-// skewSuspicion: in a herd, a follower's detector alarm is put off by its
+// armSuspect arms the detector's alarm for at, put off by suspectSkew.
+func (c *core) armSuspect(at time.Duration) {
+	c.setTimer(TimerSuspect, at+c.suspectSkew())
+}
+
+// suspectSkew: in a herd, a follower's detector alarm is put off by its
 // rank, as VRRP's backups skew their master-down timers by priority: r
 // live candidates with a larger key than this node's, besides the leader,
 // put it off min(r, maxSkewRank)·SuspectAfter/maxSkewRank (a witness or
 // an observer, which never claims, by the most). The largest survivor
-// confirms at once and claims; a follower whose detector has fired but
-// not yet confirmed does not hear its leader (healthy is false), so it
-// takes that claim as soon as it arrives and never probes. A crash of a
-// 128-host LAN's leader used to set all 127 followers probing and
-// electing at once. It reports whether the alarm was put off (once per
-// silence: the next alarm confirms).
-func (c *core) skewSuspicion() bool {
-	if c.st.skewed || !c.inHerd() {
-		return false
+// confirms at once and claims; a follower whose detector suspects but
+// whose alarm has not yet rung does not hear its leader (healthy is
+// false), so it takes that claim as soon as it arrives and never probes.
+// A crash of a 128-host LAN's leader used to set all 127 followers
+// probing and electing at once. The alarm itself is put off (not rung and
+// re-armed), so that the followers do not all wake at the same moment.
+// The rank is counted again only when the membership's size or the
+// leader changes.
+func (c *core) suspectSkew() time.Duration {
+	if !c.inHerd() {
+		return 0
 	}
-	r := maxSkewRank
-	if c.cfg.Role.MayLead() {
-		r = 0
-		for id, k := range c.members {
-			if id != c.leader && c.self.Less(k) && !c.isExcluded(id) && c.roleOf(id).MayLead() {
-				if r++; r == maxSkewRank {
-					break
+	h := &c.st.herdState
+	if h.rankOf != len(c.members) || h.rankLeader != c.leader {
+		h.rankOf, h.rankLeader = len(c.members), c.leader
+		r := maxSkewRank
+		if c.cfg.Role.MayLead() {
+			r = 0
+			for id, k := range c.members {
+				if id != c.leader && c.self.Less(k) && c.roleOf(id).MayLead() {
+					if r++; r == maxSkewRank {
+						break
+					}
 				}
 			}
 		}
+		h.rank = r
 	}
-	if r == 0 {
-		return false
-	}
-	c.st.skewed = true
-	c.setTimer(TimerSuspect, c.now+time.Duration(r)*c.cfg.SuspectAfter/maxSkewRank)
-	return true
+	return time.Duration(h.rank) * c.cfg.SuspectAfter / maxSkewRank
 }

@@ -126,11 +126,12 @@ func TestHeardJustNowSkipsTheQuestion(t *testing.T) {
 	}
 }
 
-// In a herd a follower's detector alarm waits by its rank (skewSuspicion):
-// node 8 of 1…11 with leader 12 has three larger candidates besides the
-// leader and waits 3·SuspectAfter/16 more; the largest survivor's claim
-// meanwhile is followed at once, without a PROBE. The largest survivor
-// (rank 0) confirms at once.
+// In a herd a follower's detector alarm is put off by its rank
+// (suspectSkew): node 8 of 1…11 with leader 12 has three larger
+// candidates besides the leader, so its alarm rings 3·SuspectAfter/16
+// after the detector's deadline; the largest survivor's claim in between
+// is followed at once, without a PROBE. The largest survivor (rank 0)
+// rings and confirms on the deadline.
 func TestSkewedSuspicion(t *testing.T) {
 	var ids []NodeID
 	for id := NodeID(1); id <= 11; id++ {
@@ -146,19 +147,21 @@ func TestSkewedSuspicion(t *testing.T) {
 		return out
 	}
 	n := followerOf(t, key(8), others(8), key(12), 1, hardened)
-	at := n.b.deadline[TimerSuspect]
-	acts := n.step(at, fire(TimerSuspect))
-	if want := at + 3*n.b.cfg.SuspectAfter/maxSkewRank; n.b.deadline[TimerSuspect] != want || n.b.st.confirming || len(round(acts)) != 0 {
-		t.Fatalf("rank 3's alarm: %q, suspect at %v; want no PROBE and the alarm at %v", actStrings(acts), n.b.deadline[TimerSuspect], want)
+	deadline, ok := n.b.det.SuspectAt()
+	if want := deadline + 3*n.b.cfg.SuspectAfter/maxSkewRank; !ok || n.b.deadline[TimerSuspect] != want {
+		t.Fatalf("rank 3's alarm at %v, want %v (the detector's deadline %v, skewed)", n.b.deadline[TimerSuspect], want, deadline)
 	}
-	acts = n.step(at+10*ms, coord(11, 2))
-	if len(round(acts)) != 0 {
+	acts := n.step(deadline+10*ms, coord(11, 2))
+	if len(round(acts)) != 0 || n.b.st.confirming {
 		t.Errorf("the largest survivor's claim: %q, want it followed without a PROBE", actStrings(acts))
 	}
 	n.is(StateFollower, 2, 11)
 	top := followerOf(t, key(11), others(11), key(12), 1, hardened)
-	at = top.b.deadline[TimerSuspect]
-	if acts := top.step(at, fire(TimerSuspect)); !top.b.st.confirming || len(round(acts)) == 0 {
+	deadline, _ = top.b.det.SuspectAt()
+	if top.b.deadline[TimerSuspect] != deadline {
+		t.Fatalf("the largest survivor's alarm at %v, want the detector's deadline %v", top.b.deadline[TimerSuspect], deadline)
+	}
+	if acts := top.step(deadline, fire(TimerSuspect)); !top.b.st.confirming || len(round(acts)) == 0 {
 		t.Errorf("the largest survivor's alarm: %q, want its confirmation at once", actStrings(acts))
 	}
 }

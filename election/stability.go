@@ -186,7 +186,7 @@ func (c *core) endConfirm() {
 	c.st.confirming = false
 	c.cancelTimer(TimerConfirm)
 	if at, ok := c.det.SuspectAt(); ok && c.leader != 0 && c.leader != c.self.ID {
-		c.setTimer(TimerSuspect, at)
+		c.armSuspect(at)
 	}
 }
 
@@ -304,7 +304,7 @@ func (c *core) onVouch(m *wire.Message, from Key) {
 				}
 			case improved:
 				if at, ok := c.det.SuspectAt(); ok {
-					c.setTimer(TimerSuspect, at)
+					c.armSuspect(at)
 				}
 			}
 		}

@@ -92,10 +92,9 @@ func (c *core) follow(k Key, term uint64) {
 func (c *core) observeLeader() {
 	c.det.Observe(c.now)
 	c.st.lastHeard, c.st.heardSelf = c.now, c.now
-	c.st.skewed = false
 	c.stopConfirm()
 	if at, ok := c.det.SuspectAt(); ok {
-		c.setTimer(TimerSuspect, at)
+		c.armSuspect(at)
 	}
 }
 
