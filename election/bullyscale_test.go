@@ -121,15 +121,7 @@ func TestVouchersBounded(t *testing.T) {
 		for id := NodeID(1); id < NodeID(size); id++ {
 			ids = append(ids, id)
 		}
-		others := func(self NodeID) []Key {
-			var out []Key
-			for _, id := range append(ids, 1000) {
-				if id != self {
-					out = append(out, key(id))
-				}
-			}
-			return out
-		}
+		others := func(self NodeID) []Key { return othersOf(self, size, 1000) }
 		vouched := 0
 		for _, self := range ids[1:] { // 1 is the prober
 			n := followerOf(t, key(self), others(self), key(1000), 1, hardened)

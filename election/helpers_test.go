@@ -263,3 +263,18 @@ func preemptDelay(d time.Duration) func(*Config) {
 
 // msgEq reports whether two messages are equal in every field.
 func msgEq(a, b wire.Message) bool { return reflect.DeepEqual(a, b) }
+
+// othersOf is the keys of nodes 1 … n−1 and leader, self left out: the
+// members of a cluster as self sees them.
+func othersOf(self NodeID, n int, leader NodeID) []Key {
+	var out []Key
+	for id := NodeID(1); id < NodeID(n); id++ {
+		if id != self {
+			out = append(out, key(id))
+		}
+	}
+	if leader != self {
+		out = append(out, key(leader))
+	}
+	return out
+}

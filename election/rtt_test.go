@@ -133,19 +133,7 @@ func TestHeardJustNowSkipsTheQuestion(t *testing.T) {
 // is followed at once, without a PROBE. The largest survivor (rank 0)
 // rings and confirms on the deadline.
 func TestSkewedSuspicion(t *testing.T) {
-	var ids []NodeID
-	for id := NodeID(1); id <= 11; id++ {
-		ids = append(ids, id)
-	}
-	others := func(self NodeID) []Key {
-		var out []Key
-		for _, id := range append(ids, 12) {
-			if id != self {
-				out = append(out, key(id))
-			}
-		}
-		return out
-	}
+	others := func(self NodeID) []Key { return othersOf(self, 12, 12) }
 	n := followerOf(t, key(8), others(8), key(12), 1, hardened)
 	deadline, ok := n.b.det.SuspectAt()
 	if want := deadline + 3*n.b.cfg.SuspectAfter/maxSkewRank; !ok || n.b.deadline[TimerSuspect] != want {

@@ -62,38 +62,23 @@ func runScale(r *runner, o options, stdout, stderr io.Writer, rng *rand.Rand) in
 			if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
 				setting = alg + ", " + setting
 			}
-			for _, hosts := range o.scale {
-				if r.interrupted.Load() {
-					break
-				}
-				oh := o
-				oh.hosts = hosts
-				fmt.Fprintf(stderr, "lanfailover: lanleader, %s, %d hosts, crash: %d trials…\n", setting, hosts, o.trials)
-				res := result{System: "lanleader", Setting: setting, Base: setting, Mode: "crash", Hosts: hosts, Startup: -1}
-				if msg := r.scope(func() { measureLanleader(r, oh, alg, hb, 0, "crash", rng, &res) }); msg != "" {
-					res.Failures = append(res.Failures, msg)
-				}
-				results = append(results, res)
-			}
+			base := result{System: "lanleader", Setting: setting, Base: setting, Mode: "crash", Startup: -1}
+			results = append(results, scaleRows(r, o, stderr, "lanleader, "+setting, base, func(oh options, res *result) {
+				measureLanleader(r, oh, alg, hb, 0, "crash", rng, res)
+			})...)
 		}
 	}
 	if o.keepalived {
 		kaDefinitions(stdout)
 		for _, adv := range o.adverts {
-			for _, hosts := range o.scale {
-				if r.interrupted.Load() {
-					break
-				}
-				oh := o
-				oh.hosts = hosts
-				fmt.Fprintf(stderr, "lanfailover: keepalived, advert_int %v, %d hosts, crash: %d trials…\n", adv, hosts, o.trials)
-				res := result{System: "keepalived", Mode: "crash", Hosts: hosts, Quorum: -1, Startup: -1}
-				if msg := r.scope(func() { measureKeepalived(r, oh, adv, "crash", rng, &res) }); msg != "" {
-					res.Failures = append(res.Failures, msg)
-				}
-				res.Setting = "keepalived " + res.Setting
-				results = append(results, res)
+			base := result{System: "keepalived", Mode: "crash", Quorum: -1, Startup: -1}
+			rows := scaleRows(r, o, stderr, fmt.Sprintf("keepalived, advert_int %v", adv), base, func(oh options, res *result) {
+				measureKeepalived(r, oh, adv, "crash", rng, res)
+			})
+			for i := range rows {
+				rows[i].Setting = "keepalived " + rows[i].Setting
 			}
+			results = append(results, rows...)
 		}
 	}
 	printScale(stdout, results)
@@ -108,6 +93,27 @@ func runScale(r *runner, o options, stdout, stderr io.Writer, rng *rand.Rand) in
 		return 1
 	}
 	return 0
+}
+
+// scaleRows measures one row per host count of o.scale with measure,
+// each starting from base, and says on stderr which one runs.
+func scaleRows(r *runner, o options, stderr io.Writer, what string, base result, measure func(oh options, res *result)) []result {
+	var rows []result
+	for _, hosts := range o.scale {
+		if r.interrupted.Load() {
+			break
+		}
+		oh := o
+		oh.hosts = hosts
+		fmt.Fprintf(stderr, "lanfailover: %s, %d hosts, crash: %d trials…\n", what, hosts, o.trials)
+		res := base
+		res.Hosts = hosts
+		if msg := r.scope(func() { measure(oh, &res) }); msg != "" {
+			res.Failures = append(res.Failures, msg)
+		}
+		rows = append(rows, res)
+	}
+	return rows
 }
 
 // printScale prints the -scale table (see above).
