@@ -210,7 +210,14 @@ func (s *Supervisor) onExit(r *runState) {
 	default:
 		s.failed(r, pid, ran)
 	}
-	s.publish(r, "stopped")
+	// The state is published before the events, so that whoever acts on
+	// Finished reads "finished" (it used to read "stopped" until the loop
+	// settled: a race the race detector's slower pass showed).
+	state := "stopped"
+	if r.finishedSet && !asked {
+		state = "finished"
+	}
+	s.publish(r, state)
 	s.report(Event{Kind: Stopped, Pid: pid, Code: r.lastCode})
 	if r.finishedSet && !asked {
 		s.report(Event{Kind: Finished, Pid: pid, Code: r.lastCode})
