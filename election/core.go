@@ -368,6 +368,7 @@ func (c *core) setState(s State) {
 // keysChanged tells the elector that a member joined or changed its
 // key, or that this node's own key changed.
 func (c *core) keysChanged() {
+	c.st.herdState.membersChanged()
 	if c.watcher != nil {
 		c.watcher.membersChanged()
 	}

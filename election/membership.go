@@ -32,6 +32,7 @@ func (c *core) onMemberDown(id NodeID) {
 	delete(c.members, id)
 	delete(c.roles, id)
 	delete(c.excluded, id)
+	c.st.herdState.membersChanged()
 	wasLeader := id == c.leader
 	if wasLeader {
 		if c.healthy() && !c.cfg.Textbook {

@@ -77,12 +77,18 @@ type herdState struct {
 	othersProbed int           // PROBEs of others about the leader since this node's last round
 	vouchedAll   bool          // leader: a VOUCH went to all, at vouchedAt
 	vouchedAt    time.Duration //
-	vouchers     []NodeID      // myVouchers, for a membership of vouchersOf members
-	vouchersOf   int
-	rank         int    // suspectSkew's rank, for rankOf members and leader rankLeader
-	rankOf       int    //
-	rankLeader   NodeID //
+	// myVouchers and suspectSkew's rank (for leader rankLeader), kept
+	// until the members or their keys change (membersChanged).
+	vouchers   []NodeID
+	vouchersOK bool
+	rank       int
+	rankOK     bool
+	rankLeader NodeID
 }
+
+// membersChanged forgets what was derived from the members: a member
+// joined, left or changed its key, or this node's own key changed.
+func (h *herdState) membersChanged() { h.vouchersOK, h.rankOK = false, false }
 
 // heardJustNow reports whether this node, in a cluster of more than
 // vouchers+1 nodes (inHerd), heard its leader itself within the last
@@ -121,7 +127,7 @@ func (c *core) probeTargets(m wire.Message) bool {
 		if asked == probeVouchers {
 			break
 		}
-		if _, ok := c.members[id]; ok && id != m.Leader {
+		if id != m.Leader {
 			c.emit(Action{Kind: ActSend, To: id, Msg: m, Count: 1})
 			sent++
 			asked++
@@ -147,16 +153,14 @@ const herdSkip = 2
 const probeVouchers = 3
 
 // myVouchers lists, in ascending order, the members that vouch to this
-// node's PROBEs: computed once per size of the membership (an O(n log n)
-// pass, not one per PROBE); a member replaced by another at the same
-// size leaves the list stale until the next change, which costs a PROBE
-// to a node that is gone and one voucher less meanwhile.
+// node's PROBEs: computed once per membership change (an O(n log n) pass,
+// not one per PROBE).
 func (c *core) myVouchers() []NodeID {
 	h := &c.st.herdState
-	if h.vouchersOf == len(c.members) && h.vouchersOf != 0 {
+	if h.vouchersOK {
 		return h.vouchers
 	}
-	h.vouchers, h.vouchersOf = h.vouchers[:0], len(c.members)
+	h.vouchers, h.vouchersOK = h.vouchers[:0], true
 	n := uint64(len(c.members))
 	for id := range c.members {
 		if id != c.self.ID && mix64(id, c.self.ID)%n < vouchers {
@@ -187,15 +191,14 @@ func (c *core) armSuspect(at time.Duration) {
 // A crash of a 128-host LAN's leader used to set all 127 followers
 // probing and electing at once. The alarm itself is put off (not rung and
 // re-armed), so that the followers do not all wake at the same moment.
-// The rank is counted again only when the membership's size or the
-// leader changes.
+// The rank is counted again only when the members or the leader change.
 func (c *core) suspectSkew() time.Duration {
 	if !c.inHerd() {
 		return 0
 	}
 	h := &c.st.herdState
-	if h.rankOf != len(c.members) || h.rankLeader != c.leader {
-		h.rankOf, h.rankLeader = len(c.members), c.leader
+	if !h.rankOK || h.rankLeader != c.leader {
+		h.rankOK, h.rankLeader = true, c.leader
 		r := maxSkewRank
 		if c.cfg.Role.MayLead() {
 			r = 0

@@ -40,7 +40,7 @@ type rtt struct {
 // SuspectAfter: after it, every further rttFade halves what it adds.
 const rttFade = 10
 
-// sample records one round trip (or a timer's lateness) of d.
+// sample records one round trip of d.
 func (r *rtt) sample(now, d, limit time.Duration) {
 	d = min(max(d, 0), limit)
 	if !r.valid {

@@ -213,13 +213,13 @@ func (s *Supervisor) onExit(r *runState) {
 	// The state is published before the events, so that whoever acts on
 	// Finished reads "finished" (it used to read "stopped" until the loop
 	// settled: a race the race detector's slower pass showed).
-	state := "stopped"
-	if r.finishedSet && !asked {
+	finished, state := r.finishedSet && !asked, "stopped"
+	if finished {
 		state = "finished"
 	}
 	s.publish(r, state)
 	s.report(Event{Kind: Stopped, Pid: pid, Code: r.lastCode})
-	if r.finishedSet && !asked {
+	if finished {
 		s.report(Event{Kind: Finished, Pid: pid, Code: r.lastCode})
 	}
 	if r.failedSet {
