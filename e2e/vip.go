@@ -260,6 +260,20 @@ func byRecv(answers []Answer) []Answer {
 	return s
 }
 
+// SentSince is the answers to requests sent at or after t. A host that
+// was frozen (SIGSTOP) answers, once thawed, the requests queued in its
+// socket before the freeze; those answers say where the address was, not
+// where it is, and a move is judged without them.
+func SentSince(answers []Answer, t time.Time) []Answer {
+	var out []Answer
+	for _, a := range answers {
+		if !a.Sent.Before(t) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // Outage is the time from t0 (a fault) to the first answer from holder
 // (the new holder of the address) received after t0; ok is false when
 // holder has not answered since.

@@ -82,13 +82,14 @@ func startVIPLAN(t *testing.T, hosts int, extra ...string) *vipLAN {
 }
 
 // waitHolder waits until host alone of the live hosts has the address,
-// the client's neighbour entry has its MAC, and the client heard it
-// after t0; it returns the time from t0 to its first answer.
+// the client's neighbour entry has its MAC, and it answered a request
+// the client sent after t0; it returns the time from t0 to that first
+// answer. Answers to requests sent before t0 are left out (SentSince).
 func (v *vipLAN) waitHolder(what string, host int, t0 time.Time, bound time.Duration) time.Duration {
 	v.t.Helper()
 	var outage time.Duration
 	waitFor(v.t, what, bound, func() (bool, string) {
-		since := v.client.AnswersSince(t0)
+		since := SentSince(v.client.AnswersSince(t0), t0)
 		d, ok := Outage(since, t0, VIPHostName(host))
 		if !ok {
 			return false, fmt.Sprintf("no answer from %s yet (answers since: %v)", VIPHostName(host), AnswersBy(since, t0, time.Now().Add(time.Hour)))
@@ -109,7 +110,7 @@ func (v *vipLAN) waitHolder(what string, host int, t0 time.Time, bound time.Dura
 	v.watch.waitCheck(v.t, what)
 	if !t0.IsZero() {
 		v.t.Logf("%s: its first answer %v after the fault", what, outage.Round(100*time.Microsecond))
-		if bad := Interleavings(v.client.AnswersSince(t0), t0.Add(outage)); len(bad) > 0 {
+		if bad := Interleavings(SentSince(v.client.AnswersSince(t0), t0), t0.Add(outage)); len(bad) > 0 {
 			v.t.Errorf("%s: after its first answer, other hosts answered:\n%s", what, strings.Join(bad, "\n"))
 		}
 	}

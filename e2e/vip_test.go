@@ -235,6 +235,19 @@ func TestVIPCheckers(t *testing.T) {
 	if bad := Interleavings(flap, ms(11.5)); len(bad) != 0 {
 		t.Errorf("Interleavings from 11.5 ms (host-2 only): %v", bad)
 	}
+	// A thawed host answers what was queued before its freeze: those
+	// answers, sent before the thaw, are left out of the move after it.
+	thaw := answersAt(base, "host-2@0", "host-2@1", "host-3@2", "host-2@3", "host-3@4", "host-3@5")
+	thaw[2].Sent = ms(-500)
+	if got := SentSince(thaw, ms(0.5)); len(got) != 4 || got[0].Seq != 2 || got[1].Seq != 4 {
+		t.Errorf("SentSince 0.5 ms: %+v; want seqs 2, 4, 5, 6", got)
+	}
+	if bad := Interleavings(thaw, ms(0)); len(bad) != 2 {
+		t.Errorf("with the queued answer, 2 3 2 3 interleaves twice: %v", bad)
+	}
+	if bad := Interleavings(SentSince(thaw, ms(0)), ms(0)); len(bad) != 0 {
+		t.Errorf("without the answer sent before the thaw, 2 2 3 3 interleaves: %v", bad)
+	}
 	back := answersAt(base, "host-3@0", "host-2@10", "host-2@11", "host-3@2000")
 	if bad := Interleavings(back, ms(0)); len(bad) != 1 {
 		t.Errorf("a move there and back is a return, and Interleavings says so: %v", bad)
