@@ -88,6 +88,35 @@ func TestConfirmStretchesToSlowVouches(t *testing.T) {
 	}
 }
 
+// A claimant's check is not timed (askClaimant): every follower that
+// hears the claim checks the claimant at once, so its VOUCH comes after
+// the herd's PROBEs, and that delay in the estimate stretched the next
+// crash's confirmation (at 128 hosts by 50–70 ms). A confirmation's
+// VOUCH is still timed.
+func TestClaimantCheckIsNotTimed(t *testing.T) {
+	n := followerOf(t, key(1), keys(2, 3), key(2), 1, hardened)
+	n.step(50*ms, heartbeat(2, 1))
+	if acts := n.step(60*ms, coord(3, 2)); !has(acts, "send PROBE to 3 term=1") {
+		t.Fatalf("a larger claimant while the leader is heard: %q, want a PROBE to it", actStrings(acts))
+	}
+	n.step(120*ms, vouch(3, 2, 3, 0)) // 60ms later
+	n.is(StateFollower, 2, 3)
+	if n.b.rtt.valid || n.b.confirmTimeout() != n.b.cfg.ConfirmTimeout {
+		t.Errorf("after a claimant's VOUCH 60ms late: estimate %v (valid %v), confirmation wait %v; want none, the configured %v",
+			n.b.rtt.srtt, n.b.rtt.valid, n.b.confirmTimeout(), n.b.cfg.ConfirmTimeout)
+	}
+	// The next confirmation, answered 20ms late by the leader, is timed.
+	at := n.b.deadline[TimerSuspect]
+	n.step(at, fire(TimerSuspect))
+	if !n.b.st.confirming {
+		t.Fatal("the detector's alarm did not start a confirmation")
+	}
+	n.step(at+20*ms, vouch(3, 2, 3, 0))
+	if !n.b.rtt.valid || n.b.rtt.srtt != 20*ms {
+		t.Errorf("a confirmation's VOUCH 20ms late: estimate %v (valid %v), want 20ms", n.b.rtt.srtt, n.b.rtt.valid)
+	}
+}
+
 // Textbook mode keeps the seeds' fixed T whatever the round trips.
 func TestTextbookWaitsDoNotStretch(t *testing.T) {
 	n := followerOf(t, key(1), keys(2, 3), key(3), 1)

@@ -220,8 +220,11 @@ func (c *core) askClaimant(from Key, term uint64) bool {
 		return false // it answered recently
 	}
 	s.pendFrom, s.pendTerm = from, term
-	c.rtt.probeAt = 0
-	sent(&c.rtt.probeAt, c.now)
+	// Not timed (rtt.go): every follower that hears the claim checks the
+	// claimant at once, and its VOUCH comes after the herd's PROBEs
+	// queued before it; its delay measures the claimant's queue (tens of
+	// milliseconds at 128 hosts), and in the estimate it stretched the
+	// next crash's confirmation by as much.
 	m := c.header(wire.TypeProbe)
 	m.Leader, m.Age = from.ID, wire.MaxAge
 	c.emit(Action{Kind: ActSend, To: from.ID, Msg: m, Count: 1})
@@ -272,11 +275,11 @@ func (c *core) onProbe(m *wire.Message, from Key) {
 // onVouch takes a VOUCH: evidence that the leader lives, and in quorum
 // mode a pre-vote.
 func (c *core) onVouch(m *wire.Message, from Key) {
-	c.rtt.answered(&c.rtt.probeAt, c.now, c.cfg.SuspectAfter)
 	if s := &c.st; s.pendFrom.ID == from.ID && from.ID != 0 && m.Leader == from.ID && m.Term >= s.pendTerm {
 		c.claimantAnswered(m, from)
 		return
 	}
+	c.rtt.answered(&c.rtt.probeAt, c.now, c.cfg.SuspectAfter)
 	if c.leader != 0 && c.leader != c.self.ID && m.Leader == c.leader && m.Age < wire.MaxAge {
 		var heard time.Duration
 		switch {
