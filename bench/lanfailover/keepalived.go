@@ -174,7 +174,7 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 	}
 	k.settle(since, "after the last trial")
 	trialsTo := k.cpuTimes()
-	time.Sleep(idleWindow) // the measurement window, not a synchronisation
+	time.Sleep(r.idle.window) // the measurement window, not a synchronisation
 	idleTo := k.cpuTimes()
 	for i := range procs {
 		u := usage{Host: i, TrialsCPU: -1, IdleCPU: percent(trialsTo[i], idleTo[i])}

@@ -100,6 +100,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -149,6 +150,7 @@ type options struct {
 	vip           bool          // -vip: the client's outage rows instead of failover
 	scale         []int         // -scale: host counts of the scale table instead of failover rows
 	startEvery    time.Duration // -start-every: pause between two agents' starts
+	idle          idleSpan      // -idle-settle, -idle-window
 	seed          uint64
 	verbose       bool
 }
@@ -187,6 +189,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.lossFor, "loss-for", 30*time.Second, "with -loss: how long each row's loss lasts")
 	fs.BoolVar(&o.vip, "vip", false, "instead of failover, measure what a client of the virtual address sees: its outage (lanleader --vip; keepalived's virtual_ipaddress with -keepalived); modes add resign; -advert-int defaults to 1s,100ms,10ms; at least 20 trials")
 	fs.DurationVar(&o.startEvery, "start-every", 0, "pause between the starts of two agents of a LAN (0: one right after another)")
+	fs.DurationVar(&o.idle.settle, "idle-settle", defaultIdleSettle, "how long after the first agreement the idle CPU's window starts (memberlist's gossip of the joins dies down meanwhile)")
+	fs.DurationVar(&o.idle.window, "idle-window", defaultIdleWindow, "how long the idle CPU of each agent is measured (CPU time comes in 10 ms ticks: a longer window is finer)")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
@@ -196,6 +200,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.trials < 1 {
 		return o, fmt.Errorf("-trials: %d, want at least 1", o.trials)
+	}
+	if o.idle.window < time.Second || o.idle.settle < 0 {
+		return o, fmt.Errorf("-idle-window %v, -idle-settle %v: want a window of at least 1s and a settle of at least 0", o.idle.window, o.idle.settle)
 	}
 	var err error
 	set := map[string]bool{}
@@ -336,15 +343,20 @@ type result struct {
 type usage struct {
 	Host      int
 	TrialsCPU float64 // % of one core from the first agreement to the end of the trials; -1 for a host restarted by them
-	IdleCPU   float64 // % of one core over idleWindow before the trials, the cluster settled
+	IdleCPU   float64 // % of one core over -idle-window before the trials, the cluster settled
 	RSS       uint64  // bytes, at the end of the idle window
 }
 
-// idleWindow is how long each agent's CPU is measured once the cluster
-// first agreed, idleSettle after the agreement, before the trials.
+// idleSpan is when the idle CPU is measured: over window, from settle
+// after the cluster first agreed.
+type idleSpan struct{ settle, window time.Duration }
+
+// The defaults of -idle-window, how long each agent's CPU is measured
+// once the cluster first agreed, and -idle-settle, how long after the
+// agreement that starts (before the trials).
 const (
-	idleWindow = 5 * time.Second
-	idleSettle = 2 * time.Second
+	defaultIdleWindow = 5 * time.Second
+	defaultIdleSettle = 2 * time.Second
 )
 
 // cpuTime is a process's CPU time (user and system) and when it was read.
@@ -359,7 +371,7 @@ func percent(a, b cpuTime) float64 {
 }
 
 func run(o options, stdout, stderr io.Writer) int {
-	r := &runner{out: stdout, log: stderr, verbose: o.verbose}
+	r := &runner{out: stdout, log: stderr, verbose: o.verbose, idle: o.idle}
 	rng := rand.New(rand.NewPCG(o.seed, 0x6c616e6c65616465)) // "lanleade"
 	fmt.Fprintf(stdout, "# %s\n", machine.This().Line())
 	hosts := strconv.Itoa(o.hosts)
@@ -429,7 +441,7 @@ func run(o options, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	printTable(stdout, results)
+	printTable(stdout, results, o.idle)
 	failed := false
 	for _, res := range results {
 		for _, f := range res.Failures {
@@ -546,13 +558,13 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	checkSends(r, n, res)
 }
 
-// idleUsage measures every agent's CPU over idleWindow, idleSettle after
-// the cluster agreed (memberlist's gossip of the joins dies down), and
+// idleUsage measures every agent's CPU over r.idle.window, r.idle.settle
+// after the cluster agreed (memberlist's gossip of the joins dies down), and
 // its RSS at the end of the window; TrialsCPU is -1 (not measured yet).
 func idleUsage(r *runner, procs []*e2e.Proc) []usage {
-	time.Sleep(idleSettle) // the measurement's schedule, not a synchronisation
+	time.Sleep(r.idle.settle) // the measurement's schedule, not a synchronisation
 	from := cpuTimes(r, procs)
-	time.Sleep(idleWindow) // the measurement window
+	time.Sleep(r.idle.window) // the measurement window
 	to := cpuTimes(r, procs)
 	out := make([]usage, len(procs))
 	for i, p := range procs {
@@ -561,6 +573,10 @@ func idleUsage(r *runner, procs []*e2e.Proc) []usage {
 			r.Fatalf("host-%d: %v", i+1, err)
 		}
 		out[i] = usage{Host: i, TrialsCPU: -1, IdleCPU: percent(from[i], to[i]), RSS: rss}
+	}
+	busiest := slices.SortedFunc(slices.Values(out), func(a, b usage) int { return cmp.Compare(b.IdleCPU, a.IdleCPU) })
+	for _, u := range busiest[:min(3, len(busiest))] {
+		r.Logf("idle: %s used %.2f %% of a core over %v", hostName(u.Host), u.IdleCPU, r.idle.window)
 	}
 	return out
 }
@@ -656,7 +672,7 @@ func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 }
 
-func printTable(w io.Writer, results []result) {
+func printTable(w io.Writer, results []result, idle idleSpan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\tsetting\tmode\tn\tfirst median\tp90\tp99\tmax\tall agree median\tp90\tp99\tmax\tpackets median\tmax\t")
 	for _, res := range results {
@@ -696,8 +712,8 @@ func printTable(w io.Writer, results []result) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "# CPU in % of one core: during the trials (the last host restarts every trial: -; lanleader's")
-	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v, longer beyond 8 hosts), and idle: over %v with\n", observeEvery, idleWindow)
-	fmt.Fprintf(w, "# the cluster settled and nothing polling (lanleader: before the trials, %v after all first agreed;\n", idleSettle)
+	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v, longer beyond 8 hosts), and idle: over %v with\n", observeEvery, idle.window)
+	fmt.Fprintf(w, "# the cluster settled and nothing polling (lanleader: before the trials, %v after all first agreed;\n", idle.settle)
 	fmt.Fprintln(w, "# keepalived: after them); RSS at the end of the idle window")
 }
 

@@ -60,7 +60,7 @@ func TestPrintTableQuorum(t *testing.T) {
 	var b strings.Builder
 	printTable(&b, []result{
 		{System: "lanleader", Setting: "heartbeat 100ms", Base: "heartbeat 100ms", Mode: "crash", First: msList(100, 110, 120), All: msList(101, 111, 121), Packets: []uint64{3, 3, 3}},
-	})
+	}, idleSpan{settle: defaultIdleSettle, window: defaultIdleWindow})
 	if strings.Contains(b.String(), "quorum") {
 		t.Errorf("no quorum row, yet the output says quorum:\n%s", b.String())
 	}
@@ -73,7 +73,7 @@ func TestPrintTableQuorum(t *testing.T) {
 		{System: "lanleader", Setting: "heartbeat 100ms, quorum 5", Base: "heartbeat 100ms", Quorum: 5, Mode: "graceful"},               // failed: no samples
 		{System: "lanleader", Setting: "heartbeat 10ms, quorum 5", Base: "heartbeat 10ms", Quorum: 5, Mode: "crash", First: msList(10)}, // no plain row
 		{System: "keepalived", Setting: "advert_int 1s", Base: "advert_int 1s", Quorum: -1, Mode: "crash", First: msList(3000)},
-	})
+	}, idleSpan{settle: defaultIdleSettle, window: defaultIdleWindow})
 	out := b.String()
 	if !hasLine(out, "lanleader", "heartbeat", "100ms", "crash", "5", "110.0", "220.0", "2.00", "111.0", "333.0", "3.00") {
 		t.Errorf("no crash ratio line in:\n%s", out)
@@ -133,7 +133,7 @@ func TestPrintScale(t *testing.T) {
 		{Setting: "heartbeat 100ms", Hosts: 128, Startup: -1, Failures: []string{"start-up: no convergence: 128 hosts do not agree"}},
 	}
 	var b strings.Builder
-	printScale(&b, results)
+	printScale(&b, results, idleSpan{settle: defaultIdleSettle, window: defaultIdleWindow})
 	out := b.String()
 	for _, want := range [][]string{
 		{"heartbeat", "100ms", "5", "120.0", "3", "250.0", "300.0", "1.00", "10", "12", "2.00", "0.50", "1.50", "11.0", "12.0"},

@@ -20,6 +20,7 @@ type runner struct {
 	out     io.Writer // the results
 	log     io.Writer // progress and errors
 	verbose bool
+	idle    idleSpan // -idle-settle and -idle-window
 
 	mu       sync.Mutex
 	cleanups []func()

@@ -31,8 +31,8 @@ import (
 //     run's reference, 5 hosts in the table);
 //   - election packets per failover on the bridge, median and max, and
 //     per host (median / n);
-//   - idle CPU (% of one core, over 5 s from 2 s after the start-up's
-//     agreement, nothing polling) and RSS per agent: median and max over
+//   - idle CPU (% of one core, over -idle-window, 5 s, from -idle-settle,
+//     2 s, after the start-up's agreement, nothing polling) and RSS per agent: median and max over
 //     the agents; measured before the trials, so also when a failover
 //     does not converge.
 //
@@ -81,7 +81,7 @@ func runScale(r *runner, o options, stdout, stderr io.Writer, rng *rand.Rand) in
 			results = append(results, rows...)
 		}
 	}
-	printScale(stdout, results)
+	printScale(stdout, results, o.idle)
 	failed := false
 	for _, res := range results {
 		for _, f := range res.Failures {
@@ -117,7 +117,7 @@ func scaleRows(r *runner, o options, stderr io.Writer, what string, base result,
 }
 
 // printScale prints the -scale table (see above).
-func printScale(w io.Writer, results []result) {
+func printScale(w io.Writer, results []result, idle idleSpan) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "setting\thosts\tstart-up\tn\tfailover median\tp99\tp99 ratio\tpackets median\tmax\tper host\tidle CPU % median\tmax\tRSS MiB median\tmax\t")
 	for _, res := range results {
@@ -152,9 +152,9 @@ func printScale(w io.Writer, results []result) {
 	fmt.Fprintln(w, "# 0: they agreed before); failover: ms from the kill until every survivor names host-(K-1), from the")
 	fmt.Fprintln(w, "# agents' log stamps, over n trials; p99 ratio: p99 / the p99 of the run's smallest LAN (same setting);")
 	fmt.Fprintln(w, "# packets: election packets on the bridge per failover (neither heartbeats nor beacons), per host =")
-	fmt.Fprintln(w, "# median / hosts; idle CPU (% of one core, over 5 s from 2 s after the start-up's agreement, before")
-	fmt.Fprintln(w, "# the trials, nothing polling; CPU time is counted in 10 ms ticks: 0.2 % steps) and RSS (at the end")
-	fmt.Fprintln(w, "# of those 5 s): median and max over the agents")
+	fmt.Fprintf(w, "# median / hosts; idle CPU (%% of one core, over %v from %v after the start-up's agreement, before\n", idle.window, idle.settle)
+	fmt.Fprintf(w, "# the trials, nothing polling; CPU time is counted in 10 ms ticks: %.2g %% steps) and RSS (at the end\n", 100*0.01/idle.window.Seconds())
+	fmt.Fprintln(w, "# of that window): median and max over the agents")
 }
 
 // scaleReference is the row of the smallest host count with res's
