@@ -127,7 +127,7 @@ func TestPrintScale(t *testing.T) {
 	mib := uint64(1 << 20)
 	results := []result{
 		{Setting: "heartbeat 100ms", Hosts: 5, Startup: 120 * time.Millisecond, All: msList(200, 250, 300), Packets: []uint64{8, 10, 12},
-			Usage: []usage{{IdleCPU: 0.5, RSS: 10 * mib}, {IdleCPU: 0.25, RSS: 12 * mib}, {IdleCPU: 1.5, RSS: 11 * mib}}},
+			Usage: []usage{{Host: 0, IdleCPU: 0.5, RSS: 10 * mib}, {Host: 2, IdleCPU: 1.5, RSS: 12 * mib}, {Host: 1, IdleCPU: 0.25, RSS: 11 * mib}}},
 		{Setting: "heartbeat 100ms", Hosts: 32, Startup: 0, All: msList(300, 450, 600), Packets: []uint64{64, 64, 70},
 			Usage: []usage{{IdleCPU: 0.75, RSS: 14 * mib}}},
 		{Setting: "heartbeat 100ms", Hosts: 128, Startup: -1, Failures: []string{"start-up: no convergence: 128 hosts do not agree"}},
@@ -136,9 +136,9 @@ func TestPrintScale(t *testing.T) {
 	printScale(&b, results, idleSpan{settle: defaultIdleSettle, window: defaultIdleWindow})
 	out := b.String()
 	for _, want := range [][]string{
-		{"heartbeat", "100ms", "5", "120.0", "3", "250.0", "300.0", "1.00", "10", "12", "2.00", "0.50", "1.50", "11.0", "12.0"},
-		{"heartbeat", "100ms", "32", "0.0", "3", "450.0", "600.0", "2.00", "64", "70", "2.00", "0.75", "0.75", "14.0", "14.0"},
-		{"heartbeat", "100ms", "128", "no", "convergence", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"},
+		{"heartbeat", "100ms", "5", "120.0", "3", "250.0", "300.0", "1.00", "10", "12", "2.00", "0.50", "0.50", "1.50", "11.0", "12.0"},
+		{"heartbeat", "100ms", "32", "0.0", "3", "450.0", "600.0", "2.00", "64", "70", "2.00", "0.75", "-", "0.75", "14.0", "14.0"},
+		{"heartbeat", "100ms", "128", "no", "convergence", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"},
 	} {
 		if !hasLine(out, want...) {
 			t.Errorf("no line %q in:\n%s", want, out)
