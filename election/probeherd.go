@@ -22,10 +22,10 @@ import (
 //     others since its last round leaves out its next round: the leader,
 //     if alive, answers them to all (it hears the PROBEs it vouches for);
 //   - a PROBE goes, one packet each, to the leader and to probeVouchers
-//     of the prober's own vouchers (probeTargets), not by multicast to all: a multicast
-//     costs every host a packet to read, and a LAN where many followers
-//     confirm at once (a start-up under load, rivals claiming) had each
-//     of 128 agents read hundreds of PROBEs a second. A crash's herd
+//     of the prober's own vouchers (probeTargets), not by multicast to
+//     all: a multicast costs every host a packet to read, and a LAN where
+//     many followers confirm at once (a start-up under load, rivals
+//     claiming) had each of 128 agents read hundreds of PROBEs a second. A crash's herd
 //     costs more packets on the wire than with multicast PROBEs (each
 //     follower's round is probeVouchers+1 packets), and a small part of
 //     the packets that hosts read.

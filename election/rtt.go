@@ -17,8 +17,9 @@ import "time"
 // Lifeguard awareness, the waits stretch with what this node measures:
 // the time from a PROBE to the first VOUCH that answers it (the
 // confirmations of a suspicion; not a claimant's check, which the herd
-// makes at once: askClaimant), from an ELECTION to the first ANSWER. A late answer still counts: it is the evidence of a wait that
-// was too short. The estimate is srtt + 4·rttvar, never below the
+// makes at once: askClaimant), from an ELECTION to the first ANSWER. A
+// late answer still counts: it is the evidence of a wait that was too
+// short. The estimate is srtt + 4·rttvar, never below the
 // configured wait; a wait that starts on a timer that fired late adds
 // that lateness (this node's own scheduling delay now, the part of a
 // round trip that it causes); the whole never exceeds SuspectAfter (a
