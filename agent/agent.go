@@ -121,6 +121,7 @@ func New(cfg Config) (*Agent, error) {
 	a.loop.peers = make(map[uint64]peer)
 	a.loop.kicked = make(map[string]time.Duration)
 	a.loop.outsiders = make(map[uint64]bool)
+	a.loop.listed = make(map[uint64]bool)
 	a.loop.evidence = make(map[string]time.Duration)
 	a.loop.fanned = make(map[uint64]bool)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})

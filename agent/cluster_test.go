@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -495,5 +496,40 @@ func TestAlgorithmMismatch(t *testing.T) {
 	}
 	if !alive {
 		t.Errorf("node-1's members %+v: want node-3 alive", l.Agents[0].Status().Members)
+	}
+}
+
+// An election packet from a node that memberlist has not listed makes
+// the receiver exchange its member list with a member at once (gossip
+// may have missed a join: TestFailover once had a node unaware of three
+// others for more than 10 s), at most every syncEvery; a listed sender
+// does not.
+func TestUnlistedSenderSyncsMembers(t *testing.T) {
+	l := startLocal(t, LocalOptions{Nodes: 2})
+	waitLeader(t, l, electBound, 1)
+	waitFormed(t, l, electBound)
+	a := l.Agents[0]
+	before := a.joiner.attempts.Load()
+	probe := func(from uint64) {
+		m := wire.Message{Type: wire.TypeProbe, From: from, Priority: DefaultPriority, Term: 1}
+		a.call(func() { a.onPacket(packet{msg: m, at: a.now()}) })
+	}
+	probe(2)
+	var listed bool
+	a.call(func() { listed = a.loop.listed[2] && !a.loop.synced })
+	if !listed {
+		t.Fatalf("a packet from node 2, a member: not noted as listed, or a sync was started")
+	}
+	probe(9)
+	waitFor(t, "a join after a packet from unlisted node 9", electBound, func() (bool, string) {
+		n := a.joiner.attempts.Load()
+		return n == before+1, fmt.Sprintf("%d joins since, want 1", n-before)
+	})
+	probe(9)
+	probe(10)
+	var synced bool
+	a.call(func() { synced = a.loop.synced && a.now()-a.loop.syncedAt < syncEvery })
+	if n := a.joiner.attempts.Load(); n != before+1 || !synced {
+		t.Errorf("%d joins after three packets from unlisted nodes within %v, want 1 (synced %v)", n-before, syncEvery, synced)
 	}
 }

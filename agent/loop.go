@@ -18,6 +18,12 @@ type loopState struct {
 	// elections (another algorithm, a bad election address): their
 	// election packets are dropped.
 	outsiders map[uint64]bool
+	// listed: node_ids that memberlist lists (reset by every membership
+	// change); syncedAt: when an unlisted sender last made this node sync
+	// its member list (syncUnlisted).
+	listed   map[uint64]bool
+	syncedAt time.Duration
+	synced   bool
 
 	armed    [election.NumTimers]bool
 	deadline [election.NumTimers]time.Duration
@@ -238,6 +244,7 @@ func (a *Agent) onPacket(p packet) {
 		a.met.PacketsDropped.WithLabelValues("outsider").Inc()
 		return
 	}
+	a.syncUnlisted(p.msg.From)
 	if p.src.IsValid() {
 		if _, known := l.peers[p.msg.From]; known || len(l.peers) < 4*wire.MaxMembers {
 			l.peers[p.msg.From] = peer{addr: p.src, key: election.Key{Priority: p.msg.Priority, ID: p.msg.From}, seen: p.at}
