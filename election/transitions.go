@@ -158,6 +158,19 @@ func (c *core) maybePreempt() {
 // mayPreempt reports whether this node may take over now from leader k.
 func (c *core) mayPreempt(k Key) bool {
 	return c.cfg.Preempt && k.Less(c.self) && !c.holding() && !c.out() &&
-		c.now >= c.started+c.cfg.PreemptDelay
+		c.now >= c.started+c.cfg.PreemptDelay && c.listed(k.ID)
 }
 
+// listed reports whether membership lists node id. A node takes over only
+// from a leader that membership lists (not Textbook): a node that has
+// just returned hears the leader's heartbeats before its membership has
+// joined, and its driver learns from membership whether the displaced
+// leader's job still runs, which it must wait out before starting its
+// own. onMemberUp takes the preemption up once the leader is listed.
+func (c *core) listed(id NodeID) bool {
+	if c.cfg.Textbook {
+		return true
+	}
+	_, ok := c.members[id]
+	return ok
+}
