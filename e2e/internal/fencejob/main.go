@@ -5,13 +5,14 @@
 // writes to a fenced sink, so that the test can check from both that no
 // two runs overlapped and that no stale leader's write was accepted.
 //
-//	fencejob STAMPS SINK
+//	fencejob [-stop-after D] STAMPS SINK
 //
 // On start it appends "start NODE UNIXNANO TERM PID" to STAMPS, then every
 // 5ms "alive NODE UNIXNANO TERM PID", and after each alive stamp writes
 // "TERM NODE SEQ\n" to the unix stream socket SINK and reads the answer
 // line ("ok" or "reject"). On SIGTERM it appends "stop NODE UNIXNANO TERM
-// PID" and exits 0. NODE and TERM are LANLEADER_NODE_ID and LANLEADER_TERM
+// PID" and exits 0; with -stop-after D it keeps running (and stamping) for
+// D after the SIGTERM first, as a job that takes seconds to shut down. NODE and TERM are LANLEADER_NODE_ID and LANLEADER_TERM
 // (the fencing token); UNIXNANO is CLOCK_REALTIME, which time namespaces
 // do not shift: one clock for every host of the test bed. The job may be
 // SIGKILLed (the agent's job guard does at the end of a lease), so a run
@@ -48,6 +49,7 @@ const (
 
 func main() {
 	printMono := flag.Bool("print-monotonic", false, "print CLOCK_MONOTONIC and CLOCK_REALTIME (ns) and exit")
+	stopAfter := flag.Duration("stop-after", 0, "after SIGTERM, run on (stamping alive) this long before the stop stamp and exit")
 	flag.Parse()
 	if *printMono {
 		var mono, wall unix.Timespec
@@ -61,7 +63,7 @@ func main() {
 		return
 	}
 	if flag.NArg() != 2 {
-		fail(fmt.Errorf("usage: fencejob STAMPS SINK | fencejob -print-monotonic"))
+		fail(fmt.Errorf("usage: fencejob [-stop-after D] STAMPS SINK | fencejob -print-monotonic"))
 	}
 	stampPath, sinkPath := flag.Arg(0), flag.Arg(1)
 	node, err := strconv.Atoi(os.Getenv("LANLEADER_NODE_ID"))
@@ -83,6 +85,9 @@ func main() {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
 		<-sigs
+		if *stopAfter > 0 {
+			time.Sleep(*stopAfter) // the job's own slow shutdown, not a wait for anything
+		}
 		j.mu.Lock()
 		j.stamp("stop")
 		os.Exit(0)
