@@ -327,6 +327,14 @@ func (a *Agent) logStart() {
 			a.log.Warn("quorum mode without --state-file: the votes of this node are lost when it restarts, so one term (the job's fencing token) could be given to two leaders, one after the other; leases still never overlap")
 		}
 	}
+	if cfg.TakeoverWait > 0 && len(cfg.Job) > 0 {
+		a.log.Info("takeover wait: after a failover without a hand-over, the job starts this long after this node leads",
+			"takeover_wait", cfg.TakeoverWait, "job_grace", cfg.JobGrace)
+		if cfg.TakeoverWait < cfg.JobGrace {
+			a.log.Warn("--takeover-wait is shorter than --job-grace: a crashed leader's job, which its guard stops within --job-grace, may still run when this node's starts",
+				"takeover_wait", cfg.TakeoverWait, "job_grace", cfg.JobGrace)
+		}
+	}
 	if a.web.ln != nil {
 		if ap, err := netip.ParseAddrPort(a.web.ln.Addr().String()); err == nil && !ap.Addr().IsLoopback() {
 			a.log.Warn("the HTTP listener is reachable beyond this host: /status and /metrics are readable from the network", "http", a.HTTPAddr())

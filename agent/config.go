@@ -266,6 +266,16 @@ type Config struct {
 	// guard process that stops the group should the agent die. Default
 	// none.
 	Job []string
+	// TakeoverWait: a node that becomes leader without a
+	// hand-over (its previous leader crashed, was suspected, lost its
+	// link; or it is the first leader it has seen since its start) starts
+	// the job only this long after it leads, so that the previous
+	// leader's job, which its guard or its agent stops within JobGrace,
+	// has surely ended. A takeover from a live leader waits for that
+	// leader's job anyway, and one after its RESIGN needs no wait. Set it
+	// to JobGrace plus a margin to trade failover time for no overlap in
+	// default mode; quorum mode needs none (the lease). Default 0.
+	TakeoverWait time.Duration
 	// JobGrace is how long the job's process group has after SIGTERM
 	// before SIGKILL. Default 10s.
 	JobGrace time.Duration

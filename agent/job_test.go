@@ -468,3 +468,53 @@ func TestJobNotFoundCounts(t *testing.T) {
 		return js.Restarts >= 1 && js.LastExit == "exit status 127", fmt.Sprintf("%+v", js)
 	})
 }
+
+// TestTakeoverWait: with --takeover-wait a node that leads without a
+// hand-over (the first leader after the start, and the one that follows
+// a crashed leader) shows its job "waiting" and starts it only that long
+// after it leads; after a RESIGN (the old job stopped first) it starts
+// at once.
+func TestTakeoverWait(t *testing.T) {
+	const wait = 1500 * time.Millisecond
+	stamps := filepath.Join(t.TempDir(), "stamps")
+	job := writeScript(t, "job.sh", stampJob)
+	l := startLocal(t, LocalOptions{Nodes: 3, HTTP: true, Base: func(c *Config) {
+		c.Job, c.JobGrace, c.TakeoverWait = []string{job, stamps}, time.Second, wait
+	}})
+	// waitedAfter: node leads (observed at from); its job is "waiting",
+	// then starts at least wait after from (less the polling's slack).
+	waitedAfter := func(what string, i int, n int, from time.Time) {
+		t.Helper()
+		if js := l.Agents[i].Status().Job; js == nil || js.State != "waiting" && time.Since(from) < wait/2 {
+			t.Errorf("%s: node-%d leads, job %+v, want waiting", what, i+1, js)
+		}
+		s := startedAfter(t, stamps, n, uint64(i+1), wait+failoverBound)
+		if d := time.Duration((s.at - float64(from.UnixNano())/1e9) * float64(time.Second)); d < wait-100*time.Millisecond {
+			t.Errorf("%s: node-%d's job started %v after it led, want --takeover-wait %v", what, i+1, d, wait)
+		}
+	}
+	waitLeader(t, l, electBound, 2)
+	waitedAfter("the first leader", 2, 0, time.Now())
+
+	n := len(readStamps(t, stamps))
+	afterCrash := n
+	l.Crash(2)
+	waitLeader(t, l, failoverBound, 1)
+	waitedAfter("after a crash", 1, n, time.Now())
+
+	n = len(readStamps(t, stamps))
+	t0 := time.Now()
+	if !l.Agents[1].Resign() {
+		t.Fatal("Resign: node-2 did not lead")
+	}
+	waitLeader(t, l, failoverBound, 0)
+	s := startedAfter(t, stamps, n, 1, failoverBound)
+	if d := time.Duration((s.at - float64(t0.UnixNano())/1e9) * float64(time.Second)); d >= wait {
+		t.Errorf("after a RESIGN node-1's job started %v after it, want no takeover wait (%v)", d, wait)
+	}
+	// (The crashed node's job was SIGKILLed in this process, with no stop
+	// stamp: only the runs after the crash are compared.)
+	if ov := overlaps(readStamps(t, stamps)[afterCrash:]); len(ov) > 0 {
+		t.Errorf("the job ran twice at once: %q", ov)
+	}
+}

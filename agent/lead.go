@@ -50,6 +50,13 @@ type leadState struct {
 	// has handled the step.
 	steppedDown bool
 
+	// lostToResign: the leader lost since this node last followed or led
+	// was lost to its RESIGN (its job stopped before it resigned).
+	lostToResign bool
+	// takeoverUntil: Config.TakeoverWait, the job waits until then (0:
+	// no wait).
+	takeoverUntil time.Duration
+
 	// jobWait is the member whose job must stop before ours starts (a
 	// takeover from a live leader), until jobWaitUntil.
 	jobWait      string
@@ -76,7 +83,7 @@ func (a *Agent) updateJob() {
 	l := &a.loop
 	st := a.machine.Status()
 	// The addresses first: the job starts only once they are held.
-	run := st.State == election.StateLeader && !l.leaving && !l.haltJob && !l.resigning && l.jobWait == "" && a.vipsReady()
+	run := st.State == election.StateLeader && !l.leaving && !l.haltJob && !l.resigning && l.jobWait == "" && l.takeoverUntil == 0 && a.vipsReady()
 	if run && (!l.wantRun || l.steppedDown) {
 		l.gen++
 	}
@@ -115,9 +122,21 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 				}
 			}
 		}
+		l.takeoverUntil = 0
+		if a.procs.sup != nil && a.cfg.TakeoverWait > 0 && l.jobWait == "" && !l.lostToResign {
+			// No hand-over, and no live leader to wait for: the previous
+			// leader (if any: a node that has just started cannot know)
+			// may have crashed or lost its link, and its job may run until
+			// its guard or its agent has stopped it, within its grace.
+			l.takeoverUntil = now + a.cfg.TakeoverWait
+			a.log.Info("leading without a hand-over: the job starts after --takeover-wait, once the previous leader's job has surely stopped",
+				"takeover_wait", a.cfg.TakeoverWait)
+			a.rearmAux()
+		}
 	}
 	if st.State != election.StateLeader {
 		l.jobWait = ""
+		l.takeoverUntil = 0
 		if l.resigning {
 			// Lost the leadership while the job was stopping for a
 			// resign: nothing left to resign.
@@ -147,6 +166,7 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		}
 		l.followed = true
 		l.leaderLost = false
+		l.lostToResign = false
 	}
 }
 
@@ -296,6 +316,11 @@ func (a *Agent) onAux() {
 		l.jobWait = ""
 		a.updateJob()
 	}
+	if l.takeoverUntil != 0 && now >= l.takeoverUntil {
+		l.takeoverUntil = 0
+		a.log.Info("takeover wait over: starting the job")
+		a.updateJob()
+	}
 	if l.penalised && now >= l.penaltyUntil {
 		l.penalised = false
 		a.log.Info("job penalty over: priority restored")
@@ -330,6 +355,9 @@ func (a *Agent) rearmAux() {
 	}
 	if l.penalised {
 		at(l.penaltyUntil)
+	}
+	if l.takeoverUntil != 0 {
+		at(l.takeoverUntil)
 	}
 	if !l.ready && a.notify.on {
 		at(l.readyBy)

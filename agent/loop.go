@@ -250,6 +250,10 @@ func (a *Agent) onPacket(p packet) {
 			l.peers[p.msg.From] = peer{addr: p.src, key: election.Key{Priority: p.msg.Priority, ID: p.msg.From}, seen: p.at}
 		}
 	}
+	if p.msg.Type == wire.TypeResign && p.msg.From == l.prev.Leader && l.prev.Leader != a.cfg.NodeID {
+		// Its job stopped before it resigned: no takeover wait.
+		l.lostToResign = true
+	}
 	if p.msg.From == l.prev.Leader {
 		l.heardFrom, l.heardAt = p.msg.From, p.at
 	}

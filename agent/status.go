@@ -131,7 +131,7 @@ func (a *Agent) publish() {
 	}
 	if a.procs.sup != nil {
 		js := *a.procs.sup.Status()
-		if l.jobWait != "" && js.State == "stopped" {
+		if (l.jobWait != "" || l.takeoverUntil != 0) && js.State == "stopped" {
 			js.State = "waiting"
 		}
 		s.Job = &js

@@ -257,6 +257,7 @@ func (c *Config) checkProcesses(p *problems) {
 	if c.JobMode != "" && c.JobMode != JobModeAlways && c.JobMode != JobModeOnce {
 		p.setting("job-mode", "%q is not %s or %s", c.JobMode, JobModeAlways, JobModeOnce)
 	}
+	p.notNegative(namedDuration{"takeover-wait", c.TakeoverWait})
 	p.notNegative(namedDuration{"job-grace", c.JobGrace}, namedDuration{"job-failure-window", c.JobFailureWindow},
 		namedDuration{"hook-timeout", c.HookTimeout})
 	c.checkChecks(p)

@@ -29,8 +29,9 @@ import (
 // In default mode the crash itself leaves the dead agent's job to its
 // guard (SIGTERM, then SIGKILL after --job-grace) while the next leader
 // starts at once: that overlap is default mode's documented limit, and
-// is logged, not asserted. LANLEADER_PREEMPT_TRIALS sets the trials
-// (default 2).
+// is logged, not asserted, unless --takeover-wait (longer than the job's
+// shutdown) trades failover time for it: then it is asserted too.
+// LANLEADER_PREEMPT_TRIALS sets the trials (default 2).
 
 const (
 	slowStop        = 3 * time.Second // fencejob -stop-after: the displaced job's shutdown
@@ -41,14 +42,15 @@ const (
 type preemptLAN struct {
 	*quorumLAN
 	roles []string
+	extra []string // more flags of every agent
 }
 
-func startPreemptLAN(t *testing.T, roles []string, quorum int) *preemptLAN {
+func startPreemptLAN(t *testing.T, roles []string, quorum int, extra ...string) *preemptLAN {
 	t.Helper()
 	n := NewNet(t, len(roles))
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
-	p := &preemptLAN{quorumLAN: &quorumLAN{Net: n, t: t, dir: dir, job: buildFenceJob(t, dir), quorum: quorum}, roles: roles}
+	p := &preemptLAN{quorumLAN: &quorumLAN{Net: n, t: t, dir: dir, job: buildFenceJob(t, dir), quorum: quorum}, roles: roles, extra: extra}
 	p.sink = NewFenceSink(t, dir)
 	p.stamps = &stampFile{path: dir + "/stamps"}
 	p.obs = n.Observe(t, observeEvery)
@@ -65,6 +67,7 @@ func (p *preemptLAN) start(i int) *Proc {
 		args = append(args, "--quorum", strconv.Itoa(p.quorum), "--state-file", fmt.Sprintf("%s/state-%d", p.dir, i+1),
 			"--lease", quorumLease.String(), "--lease-margin", quorumMarg.String())
 	}
+	args = append(args, p.extra...)
 	args = append(args, "--", p.job, "-stop-after", slowStop.String(), p.stamps.path, p.sink.Path)
 	return p.Start(p.t, i, args...)
 }
@@ -165,6 +168,16 @@ func TestPreferredReturns(t *testing.T) {
 			if back < 0 {
 				t.Errorf("trial %d: the returning host's job started %v before the displaced one ended", k+1, -back)
 			}
+		}
+	})
+	t.Run("default mode, --takeover-wait", func(t *testing.T) {
+		wait := slowStop + time.Second
+		p := startPreemptLAN(t, []string{"candidate", "candidate", "candidate"}, 0, "--takeover-wait", wait.String())
+		waitFor(t, "host-3 leads", startBound, func() (bool, string) { return p.obs.Agree(p.obs.Start, 3, p.All()...) })
+		crash, back := p.trial(t, 3, 2)
+		t.Logf("--takeover-wait %v: gap at the crash %v, at the return %v", wait, crash.Round(time.Millisecond), back.Round(time.Millisecond))
+		if crash < 0 || back < 0 {
+			t.Errorf("two jobs at once with --takeover-wait %v: gap at the crash %v, at the return %v", wait, crash, back)
 		}
 	})
 }

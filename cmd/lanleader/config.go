@@ -149,6 +149,7 @@ var runOptions = []option{
 	{"discover-interval", "DiscoverInterval", anyDuration},
 	{"job", "Job", argv},
 	{"job-grace", "JobGrace", duration},
+	{"takeover-wait", "TakeoverWait", duration},
 	{"job-max-failures", "JobMaxFailures", integer},
 	{"job-failure-window", "JobFailureWindow", duration},
 	{"job-mode", "JobMode", text},

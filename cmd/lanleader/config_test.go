@@ -210,6 +210,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--log-level", "debug"}, func(c *agent.Config) {}},
 		{[]string{"--priority", "7", "--priority", "9"}, func(c *agent.Config) { c.Priority = 9 }},
 		{[]string{"--job-grace", "3s"}, func(c *agent.Config) { c.JobGrace = 3 * time.Second }},
+		{[]string{"--takeover-wait", "12s"}, func(c *agent.Config) { c.TakeoverWait = 12 * time.Second }},
 		{[]string{"--job-max-failures", "2"}, func(c *agent.Config) { c.JobMaxFailures = 2 }},
 		{[]string{"--job-max-failures", "0"}, func(c *agent.Config) { c.JobMaxFailures = 0 }}, // never
 		{[]string{"--job-failure-window", "5m"}, func(c *agent.Config) { c.JobFailureWindow = 5 * time.Minute }},
@@ -359,6 +360,7 @@ log_format: json
 log_level: warn
 job: [/usr/bin/worker, --queue, "a,b"]
 job_grace: 4s
+takeover_wait: 5s
 job_max_failures: 0
 job_failure_window: 2m
 job_mode: once
@@ -429,6 +431,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		DiscoverInterval: -time.Second,
 		Job:              []string{"/usr/bin/worker", "--queue", "a,b"},
 		JobGrace:         4 * time.Second,
+		TakeoverWait:     5 * time.Second,
 		JobMaxFailures:   0, // never
 		JobFailureWindow: 2 * time.Minute,
 		JobMode:          agent.JobModeOnce,
@@ -658,6 +661,7 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--quorum", "3", "--state-file", filepath.Join(dir, "no", "state")}, []string{"--state-file: state-file " + filepath.Join(dir, "no", "state") + ": its directory " + filepath.Join(dir, "no") + " does not exist"}},
 		{"", []string{"--quorum", "3", "--state-file", worldReadable}, []string{"--state-file: state-file " + worldReadable + ": not a lanleader state file"}},
 		{"", []string{"--job-grace", "-1s"}, []string{"--job-grace: -1s is negative"}},
+		{"", []string{"--takeover-wait", "-1s"}, []string{"--takeover-wait: -1s is negative"}},
 		{"", []string{"--job-grace", "10"}, []string{`--job-grace: "10" is not a duration`}},
 		{"", []string{"--job-max-failures", "-1"}, []string{"--job-max-failures: -1 out of range 0…1000"}},
 		{"", []string{"--job-failure-window", "often"}, []string{`--job-failure-window: "often" is not a duration`}},
