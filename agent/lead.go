@@ -302,6 +302,7 @@ func (a *Agent) onAux() {
 		a.applyPriority()
 	}
 	a.staleDue(now)
+	a.carrierDue(now)
 	if !l.ready && now >= l.readyBy {
 		a.sendReady("the first election has not settled")
 	}
@@ -339,6 +340,9 @@ func (a *Agent) rearmAux() {
 	}
 	if l.stalePending {
 		at(l.staleDue)
+	}
+	if l.carrierBack {
+		at(l.carrierListen)
 	}
 	if next < 0 {
 		l.aux.Stop()
