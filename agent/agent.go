@@ -72,6 +72,7 @@ type Agent struct {
 	metaPush metaPush     // the metadata broadcasts (meta.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
 	vips     vipAgent     // the virtual addresses (vip.go)
+	links    linkAgent    // the carrier of the interfaces tracked (links.go)
 
 	loop loopState // owned by the event loop goroutine
 }
@@ -144,7 +145,11 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.vipDrv != nil {
 		a.vips.drv = *cfg.vipDrv
 	}
-	a.vips.links.kick = make(chan struct{}, 1)
+	a.links.kick = make(chan struct{}, 1)
+	a.links.watch = systemLinks
+	if cfg.linkWatch != nil {
+		a.links.watch = cfg.linkWatch
+	}
 	a.notify = newNotifier(a.log.Warn)
 	return a, nil
 }
@@ -200,6 +205,11 @@ func (a *Agent) Start() (err error) {
 	}
 	// Before joining: the addresses an earlier run left go first.
 	if err := a.startVIPs(ip, ifi); err != nil {
+		return err
+	}
+	// Every link's state is known before the first election.
+	a.links.electionDev = ifi.Name
+	if err := a.watchLinks(); err != nil {
 		return err
 	}
 	if err := a.openSockets(ip, ifi); err != nil {

@@ -392,9 +392,12 @@ type Config struct {
 	// RLIMIT_RTPRIO of at least RealtimePriority: LimitRTPRIO= in the
 	// unit) the agent logs why and runs without. Default false.
 	Realtime bool
-	// vipDrv is what adds, removes, probes and watches the addresses:
-	// package vip (nil), or a test's fake.
+	// vipDrv is what adds, removes and probes the addresses: package vip
+	// (nil), or a test's fake.
 	vipDrv *vipDriver
+	// linkWatch watches the carrier of the election's and the addresses'
+	// interfaces: package vip's watch (nil), or a test's fake.
+	linkWatch linkWatcher
 
 	// StartTimeout: while the host is not ready for the agent (its bind
 	// address is not on the host yet, a port is in use), StartRetrying

@@ -327,6 +327,7 @@ func (a *Agent) onAux() {
 		a.applyPriority()
 	}
 	a.staleDue(now)
+	a.carrierDue(now)
 	if !l.ready && now >= l.readyBy {
 		a.sendReady("the first election has not settled")
 	}
@@ -367,6 +368,9 @@ func (a *Agent) rearmAux() {
 	}
 	if l.stalePending {
 		at(l.staleDue)
+	}
+	if l.carrierBack {
+		at(l.carrierListen)
 	}
 	if next < 0 {
 		l.aux.Stop()

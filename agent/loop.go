@@ -57,6 +57,7 @@ type loopState struct {
 
 	leadState
 	vipLoopState
+	linkLoopState
 	checksState
 	trackState
 	standbyState
@@ -83,6 +84,7 @@ func (a *Agent) run() {
 	l.prev = a.machine.Status()
 	l.dirty = true
 	a.step(a.now(), election.Event{Kind: election.EvStart})
+	a.onLinks()      // a link down at the start
 	a.applyStandby() // a track file or a fault check at the start
 	a.beginAwaitJoin()
 	a.housekeep()
@@ -107,7 +109,7 @@ func (a *Agent) run() {
 			a.onAux()
 		case <-a.procs.dirty:
 			l.dirty = true
-		case <-a.vips.links.kick:
+		case <-a.links.kick:
 			a.onLinks()
 		case <-tick.C:
 			a.housekeep()

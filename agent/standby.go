@@ -8,10 +8,12 @@ import (
 )
 
 // Standby (keepalived's FAULT state): the node takes no part in the
-// elections while any reason holds: a link of the virtual addresses down
-// (vip.go), a failed check of weight 0 (checks.go), a track file present
-// (trackfile.go), no member joined yet for `run --once` (jobonce.go). applyStandby is the one place that decides it; each
-// source calls it when its part changes.
+// elections while any reason holds: the election interface without
+// carrier (links.go), a link of the virtual addresses down (vip.go), a
+// failed check of weight 0 (checks.go), a track file present
+// (trackfile.go), no member joined yet for `run --once` (jobonce.go).
+// applyStandby is the one place that decides it; each source calls it
+// when its part changes.
 
 // standbyState is the part of loopState the standby owns.
 type standbyState struct {
@@ -23,6 +25,9 @@ type standbyState struct {
 func (a *Agent) standbyReasons() []string {
 	l := &a.loop
 	var why []string
+	if r := a.carrierReason(); r != "" {
+		why = append(why, r)
+	}
 	if len(l.linksDown) > 0 {
 		why = append(why, "a link of the virtual addresses is down ("+strings.Join(l.linksDown, ",")+")")
 	}
@@ -41,8 +46,12 @@ func (a *Agent) standbyReasons() []string {
 // applyStandby keeps the node out of the elections while a reason holds,
 // with or without preemption. A leader first hands over as a resign does
 // (the job stops, the addresses go, RESIGN); finishResign then comes back
-// here. When the last reason goes, the node is a candidate again: it
-// takes a leadership back only as preemption allows.
+// here. A leader whose election interface lost its carrier steps down at
+// once instead: no one can hear its RESIGN, the others elect when their
+// detectors fire, and its job must be stopping by then; the machine's
+// step down releases the addresses and stops the job (leadershipChanged).
+// When the last reason goes, the node is a candidate again: it takes a
+// leadership back only as preemption allows.
 func (a *Agent) applyStandby() {
 	l := &a.loop
 	why := a.standbyReasons()
@@ -50,7 +59,7 @@ func (a *Agent) applyStandby() {
 	if want == l.standby || l.leaving {
 		return
 	}
-	if want && a.machine.Status().State == election.StateLeader {
+	if want && a.machine.Status().State == election.StateLeader && !a.carrierStepDown() {
 		a.beginResign(strings.Join(why, "; "))
 		return
 	}

@@ -173,6 +173,7 @@ func (a *Agent) closeAll() {
 	if a.tr != nil {
 		a.tr.Close()
 	}
+	a.stopLinks()
 	a.closeVIPs()
 	if c, ok := a.procs.systemd.(interface{ Close() }); ok {
 		c.Close()

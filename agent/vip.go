@@ -39,7 +39,9 @@ import (
 //     may have learnt its MAC for them (staleClaim).
 //   - A link of theirs down (VIPTrackLink): the node takes no part in
 //     elections until it is up again; a leader hands over as a resign
-//     does (election.EvStandby, applyStandby).
+//     does (election.EvStandby, applyStandby). The election interface
+//     without carrier (links.go): the leader steps down at once, and
+//     they go at once.
 //   - The agent's death (SIGKILL, a crash): the address keeper, a child
 //     started with the agent (proc.StartKeeper), is told by the kernel
 //     and removes the addresses; the job's guard does too.
@@ -74,7 +76,6 @@ type vipDriver struct {
 	hold   func(vip.Config) (addrHolder, error)
 	remove func([]vip.Addr) ([]vip.Addr, error)
 	probe  func(vip.Addr, time.Duration) (net.HardwareAddr, error)
-	watch  func(devs []string, report func(dev string, up bool)) (stop func(), err error)
 	// keep starts the address keeper (a child that removes the addresses
 	// when the agent dies: proc.StartKeeper); nil: none.
 	keep func([]vip.Addr) (stop func(), err error)
@@ -91,13 +92,6 @@ var systemVIPs = vipDriver{
 	},
 	remove: vip.Remove,
 	probe:  vip.Probe,
-	watch: func(devs []string, report func(string, bool)) (func(), error) {
-		w, err := vip.WatchLinks(devs, report)
-		if err != nil {
-			return nil, err
-		}
-		return w.Close, nil
-	},
 	keep: func(addrs []vip.Addr) (func(), error) {
 		k, err := proc.StartKeeper(addrs)
 		if err != nil {
@@ -119,18 +113,12 @@ const vipReannounceEvery = time.Second
 
 // vipAgent is the agent's part of the addresses, set up by Start.
 type vipAgent struct {
-	drv       vipDriver
-	addrs     []vip.Addr // Config.VIPs with their Dev set
-	holder    addrHolder // nil without VIPs
-	stopWatch func()     // ends the link watch; nil without one
+	drv    vipDriver
+	addrs  []vip.Addr // Config.VIPs with their Dev set
+	holder addrHolder // nil without VIPs
 	// stopKeeper ends the address keeper (it removes the addresses when
 	// the agent dies); nil without one.
 	stopKeeper func()
-	links      struct {
-		mu   sync.Mutex
-		down map[string]bool // the interfaces reported down
-		kick chan struct{}   // capacity 1: the loop reads down again
-	}
 	// holders: addresses another host answered for at the start (its
 	// MAC), judged when the first election has settled (judgeProbes).
 	holders map[string]string
@@ -143,7 +131,6 @@ type vipAgent struct {
 // vipLoopState is the part of loopState this file owns.
 type vipLoopState struct {
 	vipHeld       bool          // Acquire was called, Release not since
-	linksDown     []string      // the VIPs' interfaces that are down, sorted
 	reannouncedAt time.Duration // the last burst for a stale claim
 	stalePending  bool          // a stale claim's burst waits until staleDue
 	staleDue      time.Duration
@@ -152,8 +139,8 @@ type vipLoopState struct {
 }
 
 // startVIPs sets the addresses' interfaces, removes what an earlier run
-// left, probes them, and starts their holder and the link watch. ip and
-// ifi are the election's address and interface.
+// left, probes them, and starts their holder. ip and ifi are the
+// election's address and interface.
 func (a *Agent) startVIPs(ip netip.Addr, ifi *net.Interface) error {
 	cfg := &a.cfg
 	v := &a.vips
@@ -186,7 +173,7 @@ func (a *Agent) startVIPs(ip netip.Addr, ifi *net.Interface) error {
 	if a.procs.sup != nil {
 		a.procs.sup.SetVIPs(v.addrs)
 	}
-	return a.watchLinks()
+	return nil
 }
 
 // resolveVIPs checks the addresses against the election's own and gives
@@ -239,26 +226,6 @@ func (a *Agent) holdVIPs(addrs []vip.Addr) (addrHolder, error) {
 		return nil, fmt.Errorf("vip: %w", err)
 	}
 	return h, nil
-}
-
-// watchLinks starts the watch of the addresses' interfaces (with
-// VIPTrackLink).
-func (a *Agent) watchLinks() error {
-	v := &a.vips
-	if !a.cfg.VIPTrackLink || len(v.addrs) == 0 {
-		return nil
-	}
-	devs := make([]string, 0, len(v.addrs))
-	for _, ad := range v.addrs {
-		if !slices.Contains(devs, ad.Dev) {
-			devs = append(devs, ad.Dev)
-		}
-	}
-	var err error
-	if v.stopWatch, err = v.drv.watch(devs, a.onLinkReport); err != nil {
-		return fmt.Errorf("vip: watching the links of %s: %w", strings.Join(devs, ", "), err)
-	}
-	return nil
 }
 
 // probeVIPs asks the LAN, for every address at once, whether another
@@ -424,46 +391,6 @@ func (a *Agent) staleDue(now time.Duration) {
 	a.vips.holder.Reannounce()
 }
 
-// onLinkReport is the link watch's report, from its goroutine: it must
-// not block.
-func (a *Agent) onLinkReport(dev string, up bool) {
-	lk := &a.vips.links
-	lk.mu.Lock()
-	if lk.down == nil {
-		lk.down = map[string]bool{}
-	}
-	if up {
-		delete(lk.down, dev)
-	} else {
-		lk.down[dev] = true
-	}
-	lk.mu.Unlock()
-	select {
-	case lk.kick <- struct{}{}:
-	default:
-	}
-}
-
-// onLinks runs on the loop when a link changed.
-func (a *Agent) onLinks() {
-	lk := &a.vips.links
-	lk.mu.Lock()
-	down := slices.Sorted(maps.Keys(lk.down))
-	lk.mu.Unlock()
-	l := &a.loop
-	if slices.Equal(down, l.linksDown) {
-		return
-	}
-	switch {
-	case len(down) > 0:
-		a.log.Warn("a link of the virtual addresses is down: this node takes no part in elections until it is up", "down", strings.Join(down, ","))
-	default:
-		a.log.Info("the links of the virtual addresses are up: this node takes part in elections again")
-	}
-	l.linksDown, l.dirty = down, true
-	a.applyStandby()
-}
-
 // VIPStatus is one virtual address in /status.
 type VIPStatus struct {
 	Address string `json:"address"` // 198.18.0.100/24
@@ -484,13 +411,8 @@ func (a *Agent) vipStatus() []VIPStatus {
 	return out
 }
 
-// closeVIPs ends the link watch and the holder's goroutine; it removes
-// nothing.
+// closeVIPs ends the holder's goroutine; it removes nothing.
 func (a *Agent) closeVIPs() {
-	if a.vips.stopWatch != nil {
-		a.vips.stopWatch()
-		a.vips.stopWatch = nil
-	}
 	if a.vips.holder != nil {
 		a.vips.holder.Close()
 	}

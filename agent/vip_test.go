@@ -132,16 +132,19 @@ func (f *fakeVIPs) driver() *vipDriver {
 			return f.left, nil
 		},
 		probe: func(vip.Addr, time.Duration) (net.HardwareAddr, error) { return f.answer, nil },
-		watch: func(devs []string, report func(string, bool)) (func(), error) {
-			f.mu.Lock()
-			f.report = report
-			f.mu.Unlock()
-			for _, d := range devs {
-				report(d, true)
-			}
-			return func() {}, nil
-		},
 	}
+}
+
+// watch is the fake link watch (Config.linkWatch): every link up at
+// first, then what linkReport says.
+func (f *fakeVIPs) watch(devs []string, report func(string, bool)) (func(), error) {
+	f.mu.Lock()
+	f.report = report
+	f.mu.Unlock()
+	for _, d := range devs {
+		report(d, true)
+	}
+	return func() {}, nil
 }
 
 // linkReport is what the link watch reports.
@@ -155,11 +158,24 @@ func (f *fakeVIPs) linkReport(dev string, up bool) {
 // startVIPAgent starts an agent of cfg with the fake f.
 func startVIPAgent(t *testing.T, s *agentSet, i int, cfg Config, f *fakeVIPs) *Agent {
 	t.Helper()
-	cfg.vipDrv = f.driver()
+	return startVIPAgentOn(t, s, i, cfg, f, "")
+}
+
+// startVIPAgentOn is startVIPAgent with the addresses on the interface
+// dev instead: one that need not exist on this host (New checks that an
+// address's interface does; the fakes need none). "": as configured.
+func startVIPAgentOn(t *testing.T, s *agentSet, i int, cfg Config, f *fakeVIPs, dev string) *Agent {
+	t.Helper()
+	cfg.vipDrv, cfg.linkWatch = f.driver(), f.watch
 	cfg.Logger = loggerTo(s.logs, i)
 	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if dev != "" {
+		for k := range a.cfg.VIPs {
+			a.cfg.VIPs[k].Dev = dev
+		}
 	}
 	f.a, f.node = a, cfg.Name
 	if err := a.Start(); err != nil {
@@ -366,18 +382,19 @@ func TestVIPStaleClaimThenLoss(t *testing.T) {
 
 // A link of the addresses down takes the node out of the elections: the
 // leader releases and resigns, and does not lead again, alone as it is,
-// until the link is up.
+// until the link is up. (The addresses' interface is not the election's,
+// whose carrier loss makes a leader step down at once: carrier_test.go.)
 func TestVIPLinkDown(t *testing.T) {
 	s := newAgentSet(t)
 	rec := &vipRecord{}
 	f := &fakeVIPs{rec: rec}
-	a := startVIPAgent(t, s, 0, vipConfig("node-1", 1, true), f)
+	a := startVIPAgentOn(t, s, 0, vipConfig("node-1", 1, true), f, "vip0")
 	waitJob(t, a, "running")
 	from := len(rec.all())
-	f.linkReport("lo", false)
+	f.linkReport("vip0", false)
 	waitFor(t, "node-1 stops leading", electBound, func() (bool, string) {
 		st := a.Status()
-		return st.State != "leader" && slices.Equal(st.LinksDown, []string{"lo"}), fmt.Sprint(st.State, st.LinksDown)
+		return st.State != "leader" && slices.Equal(st.LinksDown, []string{"vip0"}), fmt.Sprint(st.State, st.LinksDown)
 	})
 	calls := rec.all()
 	if i := index(calls, from, "node-1", "release"); i < 0 || calls[i].job != "stopped" {
@@ -391,7 +408,7 @@ func TestVIPLinkDown(t *testing.T) {
 	if a.Job().State != "stopped" {
 		t.Errorf("job %v with the link down", a.Job().State)
 	}
-	f.linkReport("lo", true)
+	f.linkReport("vip0", true)
 	waitJob(t, a, "running")
 	if index(rec.all(), from, "node-1", "acquire") < 0 {
 		t.Errorf("calls %v: no acquire once the link was up", rec)

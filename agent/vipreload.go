@@ -60,9 +60,9 @@ func (a *Agent) reloadVIPs(list []VIP) bool {
 	}
 	if len(next) > 0 {
 		a.startKeeper()
-		if err := a.watchLinks(); err != nil {
-			a.log.Error("reload: links of the virtual addresses not watched", "err", err)
-		}
+	}
+	if err := a.watchLinks(); err != nil {
+		a.log.Error("reload: links not watched", "err", err)
 	}
 	a.log.Info("virtual addresses reloaded", "vips", a.vipList(), "removed", len(gone))
 	a.loop.dirty = true
@@ -71,20 +71,13 @@ func (a *Agent) reloadVIPs(list []VIP) bool {
 	return true
 }
 
-// stopVIPWorkers ends the link watch and the keeper of the addresses
-// before a reload replaces them; the links reported down are forgotten
-// (the new watch reports its interfaces afresh).
+// stopVIPWorkers ends the keeper of the addresses before a reload
+// replaces them. The link watch is restarted for the new addresses'
+// interfaces by watchLinks, which keeps one of the same interfaces.
 func (a *Agent) stopVIPWorkers() {
 	v := &a.vips
-	if v.stopWatch != nil {
-		v.stopWatch()
-		v.stopWatch = nil
-	}
 	if v.stopKeeper != nil {
 		v.stopKeeper()
 		v.stopKeeper = nil
 	}
-	v.links.mu.Lock()
-	v.links.down = nil
-	v.links.mu.Unlock()
 }

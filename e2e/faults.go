@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -163,4 +164,45 @@ func (n *Net) Dropped(i int) (uint64, error) {
 		sum += v
 	}
 	return sum, nil
+}
+
+// PullCable pulls host i's cable out (pulled) or plugs it back in: the
+// bridge's end of the host's veth pair goes down (or up), and the host's
+// eth0 loses its carrier (NO-CARRIER: IFF_LOWER_UP clear) while it stays
+// up (IFF_UP), as a NIC does whose cable is pulled or whose switch port
+// goes down. (SetLink is the other thing: an admin's `ip link set eth0
+// down` on the host.) Sends of a host whose cable is out may fail (its
+// agent's runs showed a SndbufErrors or two per run of pulls): that is
+// the fault the test made, not an overloaded host, so the bed's check of
+// send failures only logs such a host's count.
+func (n *Net) PullCable(t TB, i int, pulled bool) {
+	t.Helper()
+	state := "up"
+	if pulled {
+		state = "down"
+	}
+	n.mu.Lock()
+	if n.pulled == nil {
+		n.pulled = map[int]bool{}
+	}
+	n.pulled[i] = true
+	n.mu.Unlock()
+	if _, err := n.run(nil, "link", "set", n.hosts[i], state); err != nil {
+		t.Fatalf("e2e: cable of host-%d: %v", i+1, err)
+	}
+}
+
+// Carrier reads host i's eth0 flags: whether it is up (IFF_UP) and has
+// carrier (LOWER_UP).
+func (n *Net) Carrier(i int) (up, carrier bool, err error) {
+	out, err := n.run(nil, "-n", n.hosts[i], "-o", "link", "show", "eth0")
+	if err != nil {
+		return false, false, err
+	}
+	open, end := strings.IndexByte(out, '<'), strings.IndexByte(out, '>')
+	if open < 0 || end < open {
+		return false, false, fmt.Errorf("host-%d: no flags in %q", i+1, out)
+	}
+	flags := strings.Split(out[open+1:end], ",")
+	return slices.Contains(flags, "UP"), slices.Contains(flags, "LOWER_UP"), nil
 }

@@ -51,6 +51,10 @@ type Net struct {
 	faults   []bool               // by host: its fault table exists
 	counting bool                 // the bridge's packet counters exist
 	timens   []string             // by host: the file of its time namespace, "" for none (timens.go)
+	// pulled: by host, its cable was pulled (PullCable): its own sends
+	// are dropped then, which checkSendFailures must not take for an
+	// overloaded host.
+	pulled map[int]bool
 
 	neighRaised bool // the bed holds a raise of the neighbour table's limits (neigh.go)
 }

@@ -35,6 +35,9 @@ type Status struct {
 	ElectionAddr string   `json:"election_addr"`
 	Role         string   `json:"role"`
 	VotedTerm    uint64   `json:"voted_term"`
+	// Fault says why the node takes no part in elections now (a link
+	// without carrier, a failed check of weight 0, ...); empty when it does.
+	Fault []string `json:"fault"`
 }
 
 // Member is one entry of Status.Members.

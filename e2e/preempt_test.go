@@ -12,7 +12,7 @@ import (
 
 // A preferred host that comes back, as systemd's Restart= brings a
 // crashed agent back: the job it displaces takes seconds to stop
-// (fencejob -stop-after), and the returning host's job must not start
+// (fencejob -stop-delay), and the returning host's job must not start
 // before that one has ended. Each trial: SIGKILL of the preferred host's
 // agent, the next candidate leads and runs the job, 5 s later the agent
 // is started again, preempts, and its job runs; the gap between the
@@ -34,7 +34,7 @@ import (
 // LANLEADER_PREEMPT_TRIALS sets the trials (default 2).
 
 const (
-	slowStop        = 3 * time.Second // fencejob -stop-after: the displaced job's shutdown
+	slowStop        = 3 * time.Second // fencejob -stop-delay: the displaced job's shutdown
 	slowStopGrace   = 10 * time.Second
 	preemptComeback = 5 * time.Second // from the SIGKILL to the agent's restart
 )
@@ -68,7 +68,7 @@ func (p *preemptLAN) start(i int) *Proc {
 			"--lease", quorumLease.String(), "--lease-margin", quorumMarg.String())
 	}
 	args = append(args, p.extra...)
-	args = append(args, "--", p.job, "-stop-after", slowStop.String(), p.stamps.path, p.sink.Path)
+	args = append(args, "--", p.job, "-stop-delay", slowStop.String(), p.stamps.path, p.sink.Path)
 	return p.Start(p.t, i, args...)
 }
 

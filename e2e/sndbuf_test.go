@@ -81,3 +81,38 @@ func TestBedFailsOnSendFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestBedPulledCableSendFailures: the send failures of a host whose cable
+// the test pulled are the pull's (PullCable): the teardown leaves that
+// host out, and still names another host whose sends failed.
+func TestBedPulledCableSendFailures(t *testing.T) {
+	if _, err := exec.LookPath("tc"); err != nil {
+		t.Skip("needs tc (iproute2)")
+	}
+	r := &recordTB{T: t}
+	n := NewNet(r, 3)
+	for _, i := range []int{0, 1} {
+		if out, err := exec.Command("ip", "netns", "exec", n.Namespace(i), "tc", "qdisc", "add", "dev", "eth0", "root",
+			"tbf", "rate", "8kbit", "burst", "1600", "limit", "1600").CombinedOutput(); err != nil {
+			r.cleanup()
+			t.Skipf("tc qdisc tbf: %v: %s", err, out)
+		}
+		for range 50 {
+			if err := n.SendUDP(i, n.Addr(2)+":9", 64, make([]byte, 200)); err != nil {
+				r.cleanup()
+				t.Fatal(err)
+			}
+		}
+	}
+	n.PullCable(r, 0, true)
+	n.PullCable(r, 0, false)
+	counts, err := n.SendFailures()
+	r.cleanup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := strings.Join(r.errs, "\n")
+	if counts[0] == 0 || counts[1] == 0 || !strings.Contains(errs, "SndbufErrors: host-2 ") || strings.Contains(errs, "host-1") {
+		t.Errorf("failures %v: the teardown said %q, want an error naming host-2 and not host-1 (its cable was pulled)", counts, errs)
+	}
+}

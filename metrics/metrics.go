@@ -175,7 +175,7 @@ var (
 	specCheckRuns = spec{"lanleader_check_runs_total", typeCounter, []string{"check", "check_result"},
 		"Runs of the health check, by result (pass, fail: non-zero exit, timeout)."}
 	specFault = spec{"lanleader_fault", typeGauge, nil,
-		"Whether this node is out of the elections now (1: a fault check failed, a track file is present or a link of the virtual addresses is down) or not (0)."}
+		"Whether this node is out of the elections now (1: the election interface has no carrier, a fault check failed, a track file is present or a link of the virtual addresses is down) or not (0)."}
 	specHookRuns = spec{"lanleader_hook_runs_total", typeCounter, []string{"hook", "outcome"},
 		"Hook runs (on_leader, on_follower, on_change), by outcome."}
 	specConfigReloads = spec{"lanleader_config_reloads_total", typeCounter, []string{"result"},

@@ -40,7 +40,7 @@ const stateHelp = `
 # TYPE lanleader_priority gauge
 # HELP lanleader_checks_failing Health checks of this node that fail now.
 # TYPE lanleader_checks_failing gauge
-# HELP lanleader_fault Whether this node is out of the elections now (1: a fault check failed, a track file is present or a link of the virtual addresses is down) or not (0).
+# HELP lanleader_fault Whether this node is out of the elections now (1: the election interface has no carrier, a fault check failed, a track file is present or a link of the virtual addresses is down) or not (0).
 # TYPE lanleader_fault gauge
 `
 

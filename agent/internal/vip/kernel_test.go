@@ -334,6 +334,11 @@ func TestWatchLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	// The first states come before WatchLinks returns: the agent reads
+	// them before its first election.
+	if n := len(reports); n != 2 {
+		t.Fatalf("%d reports when WatchLinks returned, want the 2 first states", n)
+	}
 	expect := func(why string, want report) {
 		t.Helper()
 		select {

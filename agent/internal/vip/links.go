@@ -42,9 +42,11 @@ func linkUp(flags uint32) bool {
 
 // WatchLinks starts reporting changes of the carrier (up: the interface is
 // up and has carrier) of the interfaces devs, each first with its state
-// now (an interface that does not exist is down). report is called from
-// the watch's own goroutine, never concurrently with itself, and must not
-// block; it is called only when a state changes (a flap faster than the
+// now (an interface that does not exist is down), before WatchLinks
+// returns: a caller knows every state once it has the watch. Then report
+// is called from the watch's own goroutine, never concurrently with
+// itself, and must not block; it is called only when a state changes (a
+// flap faster than the
 // kernel's notifications may be seen as no change). The watch runs in the
 // calling thread's network namespace; should the kernel drop its
 // notifications (a burst of changes overflows the socket), it subscribes
@@ -62,8 +64,11 @@ func WatchLinks(devs []string, report func(dev string, up bool)) (*LinkWatch, er
 		w.home.close()
 		return nil, fmt.Errorf("vip: watch the links of %s: %w", strings.Join(devs, ", "), err)
 	}
-	now := w.states()
-	go w.run(s, now)
+	last := w.states()
+	for _, d := range w.devs {
+		report(d, last[d])
+	}
+	go w.run(s, last)
 	return w, nil
 }
 
@@ -102,18 +107,15 @@ func (w *LinkWatch) states() map[string]bool {
 	return now
 }
 
-func (w *LinkWatch) run(s *subscription, now map[string]bool) {
+// run reports the changes from last, the states reported so far.
+func (w *LinkWatch) run(s *subscription, last map[string]bool) {
 	defer close(w.done)
-	last := make(map[string]bool, len(w.devs))
 	emit := func(dev string, up bool) {
 		if was, ok := last[dev]; ok && was == up {
 			return
 		}
 		last[dev] = up
 		w.report(dev, up)
-	}
-	for _, d := range w.devs {
-		emit(d, now[d])
 	}
 	for {
 		select {

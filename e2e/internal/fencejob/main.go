@@ -5,15 +5,16 @@
 // writes to a fenced sink, so that the test can check from both that no
 // two runs overlapped and that no stale leader's write was accepted.
 //
-//	fencejob [-stop-after D] STAMPS SINK
+//	fencejob [-stop-delay D] STAMPS SINK
 //
 // On start it appends "start NODE UNIXNANO TERM PID" to STAMPS, then every
 // 5ms "alive NODE UNIXNANO TERM PID", and after each alive stamp writes
 // "TERM NODE SEQ\n" to the unix stream socket SINK and reads the answer
 // line ("ok" or "reject"). On SIGTERM it appends "stop NODE UNIXNANO TERM
-// PID" and exits 0; with -stop-after D it keeps running (and stamping) for
-// D after the SIGTERM first, as a job that takes seconds to shut down. NODE and TERM are LANLEADER_NODE_ID and LANLEADER_TERM
-// (the fencing token); UNIXNANO is CLOCK_REALTIME, which time namespaces
+// PID" and exits 0. NODE and TERM are LANLEADER_NODE_ID and LANLEADER_TERM
+// (the fencing token). With -stop-delay D it goes on stamping (and
+// writing) for D after SIGTERM before its stop stamp: a job that takes
+// its time to stop. UNIXNANO is CLOCK_REALTIME, which time namespaces
 // do not shift: one clock for every host of the test bed. The job may be
 // SIGKILLed (the agent's job guard does at the end of a lease), so a run
 // is [start, its last stamp]; every stamp is one write(2) of one line to a
@@ -49,7 +50,7 @@ const (
 
 func main() {
 	printMono := flag.Bool("print-monotonic", false, "print CLOCK_MONOTONIC and CLOCK_REALTIME (ns) and exit")
-	stopAfter := flag.Duration("stop-after", 0, "after SIGTERM, run on (stamping alive) this long before the stop stamp and exit")
+	stopDelay := flag.Duration("stop-delay", 0, "how long to go on after SIGTERM before the stop stamp")
 	flag.Parse()
 	if *printMono {
 		var mono, wall unix.Timespec
@@ -63,7 +64,7 @@ func main() {
 		return
 	}
 	if flag.NArg() != 2 {
-		fail(fmt.Errorf("usage: fencejob [-stop-after D] STAMPS SINK | fencejob -print-monotonic"))
+		fail(fmt.Errorf("usage: fencejob [-stop-delay D] STAMPS SINK | fencejob -print-monotonic"))
 	}
 	stampPath, sinkPath := flag.Arg(0), flag.Arg(1)
 	node, err := strconv.Atoi(os.Getenv("LANLEADER_NODE_ID"))
@@ -80,14 +81,13 @@ func main() {
 	}
 	j := &job{f: f, node: node, term: term, pid: os.Getpid()}
 
-	// SIGTERM: the last stamp, then exit; the lock keeps it last.
+	// SIGTERM: the last stamp after -stop-delay (the work of a job that
+	// takes its time to stop), then exit; the lock keeps it last.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
 		<-sigs
-		if *stopAfter > 0 {
-			time.Sleep(*stopAfter) // the job's own slow shutdown, not a wait for anything
-		}
+		time.Sleep(*stopDelay)
 		j.mu.Lock()
 		j.stamp("stop")
 		os.Exit(0)
