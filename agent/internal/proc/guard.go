@@ -102,7 +102,11 @@ func guardMain(argv []string) int {
 	// then drops the job's output instead of dying of it (caught, not
 	// ignored: an ignored signal would stay ignored in the job).
 	signal.Notify(sigs, guardDeathSignal, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
-	done, status, err := guardStart(argv)
+	done, status, err := guardStart(argv, sigs)
+	if errors.Is(err, errStoppedBeforeStart) {
+		fmt.Fprintln(os.Stderr, "lanleader job guard: told to stop before the job started; not starting it")
+		return 128 + int(syscall.SIGTERM)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "lanleader job guard: %v\n", err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
@@ -117,10 +121,36 @@ func guardMain(argv []string) int {
 	return guardWait(done, status, sigs, lease, grace, vips)
 }
 
+// errStoppedBeforeStart: the agent stopped the job (or died) before the
+// guard had started it.
+var errStoppedBeforeStart = errors.New("stopped before the job started")
+
+// stoppedBeforeStart takes the signals that reached the guard before it
+// starts the job and reports whether one of them stops it: SIGTERM or
+// SIGINT, which the agent sends to the whole group to stop the job, or
+// the agent's death. Such a signal reached no job (there was none yet in
+// the group), and the guard's wait ignores SIGTERM, which it expects to
+// reach the job too: started anyway, the job would run until the
+// agent's SIGKILL at the end of its grace, beside the next leader's.
+// Other signals are dropped, as the wait drops them.
+func stoppedBeforeStart(sigs chan os.Signal) bool {
+	for {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGTERM || s == syscall.SIGINT || s == guardDeathSignal {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
+
 // guardStart starts the job with its output relayed through this
-// process; done is closed when the job has exited and its output is
-// relayed, and *status is then its exit status.
-func guardStart(argv []string) (done chan struct{}, status *int, err error) {
+// process, unless a signal that came first stops it
+// (errStoppedBeforeStart); done is closed when the job has exited and
+// its output is relayed, and *status is then its exit status.
+func guardStart(argv []string, sigs chan os.Signal) (done chan struct{}, status *int, err error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// The job writes to the guard, which relays to the agent: a job that
 	// logs while it stops after the agent died must not die of SIGPIPE.
@@ -145,6 +175,11 @@ func guardStart(argv []string) (done chan struct{}, status *int, err error) {
 		}()
 	}
 	cmd.Stdout, cmd.Stderr = writers[0], writers[1]
+	// Last thing before the fork: a stop sent from here on reaches the
+	// job with the rest of the group.
+	if stoppedBeforeStart(sigs) {
+		return nil, nil, errStoppedBeforeStart
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -67,5 +68,33 @@ func TestGuardGraceWhenAgentDies(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(stamps); strings.Count(string(b), "child ") != 1 {
 		t.Errorf("the job ran more than once: %q", b)
+	}
+}
+
+// A stop that reaches the guard before it has started the job (the
+// agent stopped the job, or died, a moment after starting it) means no
+// job: the signal reached nobody else, and the guard's wait leaves
+// SIGTERM to the job. Other signals do not stop it.
+func TestGuardStoppedBeforeStart(t *testing.T) {
+	for _, tc := range []struct {
+		sigs []os.Signal
+		want bool
+	}{
+		{nil, false},
+		{[]os.Signal{syscall.SIGHUP, syscall.SIGPIPE}, false},
+		{[]os.Signal{syscall.SIGTERM}, true},
+		{[]os.Signal{syscall.SIGPIPE, syscall.SIGINT}, true},
+		{[]os.Signal{guardDeathSignal}, true},
+	} {
+		ch := make(chan os.Signal, 4)
+		for _, s := range tc.sigs {
+			ch <- s
+		}
+		if got := stoppedBeforeStart(ch); got != tc.want {
+			t.Errorf("signals %v before the start: stopped %v, want %v", tc.sigs, got, tc.want)
+		}
+		if len(ch) != 0 && !tc.want {
+			t.Errorf("signals %v: %d left in the channel, want all taken", tc.sigs, len(ch))
+		}
 	}
 }
