@@ -154,6 +154,14 @@ type Config struct {
 	// what came in meanwhile. It exists for the simulator's proof that its
 	// checker catches the overlap that follows. Never set it otherwise.
 	UnsafeSkipWakeCheck bool
+	// UnsafeDeposedAck breaks the lease on purpose: a leader that is
+	// deposed (it follows a later claim, or its lease runs out) votes for
+	// the next claimant at once, while its own lease, and the job that
+	// lease covers, may still run. With two candidates and a witness that
+	// vote alone completes the new leader's majority. It exists for the
+	// checkers' proof that they catch the overlap that follows. Never set
+	// it otherwise.
+	UnsafeDeposedAck bool
 }
 
 // RingOrder is an order of the logical ring.

@@ -90,6 +90,7 @@ const sentWindow = 64
 // no claim to count, no lease to hold.
 type quorum struct {
 	size     int           // Config.Quorum: the expected cluster size; 0: quorum mode is off
+	self     NodeID        // this node (a guard of its own: see depose)
 	guardFor time.Duration // Lease + LeaseMargin: how long an acknowledgement binds its sender
 
 	// Follower side.
@@ -126,7 +127,7 @@ type quorum struct {
 // the term it last voted in (Config.InitialTerm): it votes in no earlier
 // term, nor again in that one.
 func (q *quorum) init(cfg *Config) {
-	q.size, q.guardFor = cfg.Quorum, cfg.Lease+cfg.LeaseMargin
+	q.size, q.guardFor, q.self = cfg.Quorum, cfg.Lease+cfg.LeaseMargin, cfg.ID
 	if q.on() {
 		q.votedTerm = cfg.InitialTerm
 	}
@@ -150,9 +151,11 @@ func (q *quorum) startGuard(now time.Duration) {
 
 // putOff reports whether an election must wait for the guard to end (the
 // lease of the leader this node last acknowledged may still run), and
-// until when. Until it runs, the node supports nobody.
+// until when. Until it runs, the node supports nobody. A guard of its own
+// lease (depose) does not put its election off: its own claim may follow
+// at once, since its driver starts a new job only after the old one.
 func (q *quorum) putOff(now time.Duration) (until time.Duration, wait bool) {
-	if !q.on() || now >= q.guardUntil {
+	if !q.on() || now >= q.guardUntil || q.guardLeader == q.self {
 		return 0, false
 	}
 	q.pending = true
@@ -170,6 +173,23 @@ func (q *quorum) dropPutOff() { q.pending = false }
 func (q *quorum) release(leader NodeID, term uint64, now time.Duration) {
 	if q.on() && q.guardLeader == leader && q.votedFor == leader && q.votedTerm == term && now < q.guardUntil {
 		q.guardUntil = now
+	}
+}
+
+// depose: this node stops leading under a lease that may still run: it
+// follows another claim, or its lease is about to run out. Its driver
+// only now begins to stop the job, and the job's guard kills it at the
+// end of the lease: until then the old leadership's job may run. Its vote
+// would let a new claimant reach a majority (with two candidates and a
+// witness: itself and the claimant) while that job runs, so it supports
+// nobody else before the lease and the margin are over. unsafe
+// (Config.UnsafeDeposedAck) leaves the vote free at once.
+func (q *quorum) depose(margin time.Duration, unsafe bool) {
+	if !q.on() || !q.confirmed || unsafe {
+		return
+	}
+	if end := q.leaseEnd + margin; end > q.guardUntil {
+		q.guardLeader, q.guardUntil = q.self, end
 	}
 }
 

@@ -1,6 +1,7 @@
 package election
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -232,5 +233,53 @@ func TestQuorumConfig(t *testing.T) {
 	}
 	if c.Validate() != nil {
 		t.Fatal(c.Validate())
+	}
+}
+
+// A deposed leader's vote never completes a majority while its lease,
+// and so its job, may still run. Two candidates and a witness: 5 leads
+// with the witness's acknowledgement; 9, larger, returns and claims. 5
+// follows it at once, but acknowledges only once its own lease (and the
+// margin) is over: with its vote 9 would have had its majority (9 and 5)
+// while 5's job still ran. With UnsafeDeposedAck (the old behaviour) it
+// acknowledges at once.
+func TestQuorumDeposedLeaderVotesAfterItsLease(t *testing.T) {
+	for _, unsafe := range []bool{false, true} {
+		n := started(t, key(5), keys(1, 9), quorumOf(3), func(c *Config) { c.UnsafeDeposedAck = unsafe })
+		// 9 is not there yet (it crashed): 5 leads with 1's vote.
+		n.step(0, Event{Kind: EvMemberDown, Member: key(9)})
+		n.step(tStartup, fire(TimerStartup))
+		n.step(tStartup+tAnswer, fire(TimerAnswer))
+		n.step(400*ms, fire(TimerHeartbeat))
+		st := n.b.Status()
+		if st.State != StateCandidate {
+			t.Fatalf("unsafe=%v: status %+v, want a claim waiting for its majority", unsafe, st)
+		}
+		n.step(401*ms, ack(1, st.Term, 1))
+		st = n.b.Status()
+		if st.State != StateLeader || st.LeaseUntil == 0 {
+			t.Fatalf("unsafe=%v: status %+v, want a leader with a lease", unsafe, st)
+		}
+		lease := st.LeaseUntil
+		// 9 is back and claims a later term.
+		n.step(450*ms, Event{Kind: EvMemberUp, Member: key(9)})
+		acts := n.step(451*ms, qclaim(wire.TypeCoordinator, 9, st.Term+1, 1))
+		if st := n.b.Status(); st.State != StateFollower {
+			t.Fatalf("unsafe=%v: status %+v, want a follower of 9", unsafe, st)
+		}
+		ackNow := has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1))
+		if unsafe != ackNow {
+			t.Fatalf("unsafe=%v: acknowledged at once: %v (%q), lease until %v", unsafe, ackNow, actStrings(acts), lease)
+		}
+		if unsafe {
+			continue
+		}
+		end := lease + n.b.Config().LeaseMargin
+		if acts := n.step(end-1, qclaim(wire.TypeCoordinator, 9, st.Term+1, 2)); hasKind(acts, ActSend) {
+			t.Fatalf("acknowledged at %v, before its lease and margin end at %v: %q", end-1, end, actStrings(acts))
+		}
+		if acts := n.step(end, qclaim(wire.TypeCoordinator, 9, st.Term+1, 3)); !has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1)) {
+			t.Fatalf("no acknowledgement once its lease is over (%v): %q", end, actStrings(acts))
+		}
 	}
 }

@@ -30,6 +30,7 @@ func (c *core) stepDownAt() time.Duration { return c.q.leaseEnd - c.cfg.StopBefo
 // node stops leading (the driver stops the job) and elects again, under
 // a fresh term.
 func (c *core) loseLease() {
+	c.q.depose(c.cfg.LeaseMargin, c.cfg.UnsafeDeposedAck)
 	c.cancelTimer(TimerHeartbeat)
 	c.cancelTimer(TimerLease)
 	c.leader = 0

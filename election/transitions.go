@@ -71,6 +71,7 @@ func (c *core) follow(k Key, term uint64) {
 		c.stopPrevote()
 	}
 	if c.state == StateLeader {
+		c.q.depose(c.cfg.LeaseMargin, c.cfg.UnsafeDeposedAck)
 		c.cancelTimer(TimerHeartbeat)
 		c.cancelTimer(TimerLease) // armed in quorum mode only
 	}
@@ -159,3 +160,4 @@ func (c *core) mayPreempt(k Key) bool {
 	return c.cfg.Preempt && k.Less(c.self) && !c.holding() && !c.out() &&
 		c.now >= c.started+c.cfg.PreemptDelay
 }
+
