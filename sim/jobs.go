@@ -37,6 +37,13 @@ func (s *Sim) afterJobStep(n *node, before, after election.Status, acts []electi
 // updateJob tells node n's job what the driver wants now, and gives its
 // guard the lease.
 func (s *Sim) updateJob(n *node) {
+	if n.linkDown != n.drv.Standby {
+		// The driver reads the link before it starts anything (a notice
+		// of its change may still be queued behind this step): it takes
+		// the node out of the elections first, which comes back here.
+		s.step(n, election.Event{Kind: election.EvStandby, On: n.linkDown})
+		return
+	}
 	sj := n.job
 	if s.cfg.Timing.Quorum > 0 {
 		if st := n.m.Status(); st.State == election.StateLeader && st.LeaseUntil > 0 {
@@ -54,6 +61,12 @@ func (s *Sim) jobChanged(sj *simJob, ch job.Change) {
 		s.tracef("n%d job dies", n.key.ID)
 		s.Check.jobDied(sj.life)
 		sj.life = -1
+		if n.job == sj && !n.paused && !ch.Started {
+			// The driver starts it again if it is still wanted (a
+			// paused agent does so at its next step).
+			s.updateJob(n)
+			return
+		}
 	}
 	if ch.Started {
 		s.tracef("n%d job starts (term %d)", n.key.ID, sj.term)

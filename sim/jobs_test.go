@@ -80,7 +80,7 @@ func TestJobQuorumDeposedAckOverlap(t *testing.T) {
 				{Key: election.Key{Priority: 100, ID: 1}, Role: election.RoleWitness, Preempt: true},
 				{Key: election.Key{Priority: 100, ID: 2}, Preempt: true, Job: slow},
 				{Key: election.Key{Priority: 100, ID: 3}, Preempt: true, Job: slow},
-			}, true, func(c *Config) { _ = unsafe })
+			}, true, func(c *Config) { c.Timing.UnsafeDeposedAck = unsafe })
 			s.Start()
 			s.RunUntil(2 * time.Second)
 			if got := s.LiveLeaders(); len(got) != 1 || got[0] != 3 {
@@ -313,5 +313,45 @@ func TestJobCheckerCatchesStartWithLinkDown(t *testing.T) {
 	s.Check.jobStarted(s.nodes[0], 1)
 	if s.Check.Count != 1 || !strings.Contains(s.Check.Violations[0], "invariant 7") {
 		t.Fatalf("violations %q, want one of invariant 7", s.Check.Violations)
+	}
+}
+
+// The job checker bites on random schedules: with the old rule of bug 1
+// (election.Config.UnsafeDeposedAck) the quorum-mode schedules run two
+// jobs at once, which the checker reports (invariant 6), while with the
+// rule fixed the same schedules run none (TestQuorumSchedules checks all
+// of them). It logs how many of the first schedules overlap, and by how
+// much, under each rule.
+func TestQuorumJobCheckerCatchesDeposedAck(t *testing.T) {
+	n := 300
+	if *flagSchedules != 0 || sweep() {
+		n = schedules(t)
+	}
+	for _, unsafe := range []bool{true, false} {
+		var runs, pairs int
+		var longest, sum time.Duration
+		var first uint64
+		for seed := uint64(1); seed <= uint64(n); seed++ {
+			sch := GenerateQuorum(election.AlgorithmBully, seed)
+			sch.Config.Timing.UnsafeDeposedAck = unsafe
+			res := Run(sch, nil)
+			if res.JobOverlaps > 0 {
+				runs++
+				if first == 0 {
+					first = seed
+				}
+			}
+			pairs += res.JobOverlaps
+			sum += res.JobOverlapSum
+			longest = max(longest, res.JobOverlapMax)
+		}
+		t.Logf("UnsafeDeposedAck=%v: %d of %d quorum-mode schedules ran two jobs at once (first: seed %d): %d overlaps, %v in all, the longest %v",
+			unsafe, runs, n, first, pairs, sum, longest)
+		if unsafe && runs == 0 {
+			t.Fatal("the old rule: the checker saw no overlap")
+		}
+		if !unsafe && runs != 0 {
+			t.Errorf("the fixed rule: %d schedules overlap", runs)
+		}
 	}
 }

@@ -428,14 +428,14 @@ func (s *Sim) Crash(i int) {
 	n.up, n.paused, n.pending, n.backlog = false, false, nil, 0
 	n.m = nil
 	s.Check.nodeDown(i)
-	if n.job != nil {
+	if sj := n.job; sj != nil {
 		// The agent is gone; its job is left to the guard.
-		s.jobChanged(n.job, n.job.j.Orphaned(s.now))
-		if n.job.life >= 0 {
-			s.Check.Jobs.All[n.job.life].Orphan = true
-		}
 		n.job = nil
 		n.drv.Crashed()
+		if sj.life >= 0 {
+			s.Check.Jobs.All[sj.life].Orphan = true
+		}
+		s.jobChanged(sj, sj.j.Orphaned(s.now))
 	}
 	s.version++
 	s.tracef("n%d crash", n.key.ID)
@@ -647,8 +647,8 @@ func (s *Sim) dispatch(e *event) {
 				n.pending = append(n.pending, e)
 				return
 			}
-			if n.linkDown && !n.drv.Standby {
-				s.step(n, election.Event{Kind: election.EvStandby, On: true})
+			if n.linkDown != n.drv.Standby {
+				s.updateJob(n)
 				if e.timerGen != e.jb.seq {
 					return
 				}

@@ -65,8 +65,7 @@ type Job struct {
 	// time, the end of the lease it was last given (its node's clock,
 	// turned into global time); 0: no lease (default mode).
 	Kill time.Duration
-	// Want: the driver wants the job to run (a stopped job is started
-	// again once its process is gone).
+	// Want: what the driver last wanted.
 	Want bool
 	// Orphan: its agent crashed and its guard stops it.
 	Orphan bool
@@ -75,12 +74,13 @@ type Job struct {
 // Alive reports whether the job's process exists.
 func (j *Job) Alive() bool { return j.Phase == Running || j.Phase == Stopping }
 
-// Change is what an update did to the job's process: it died, then (a
-// job still wanted and with no start latency) started again, or it
-// started.
+// Change is what an update did to the job's process: it died, or
+// started, or (Set on a job that is due to die and is wanted, with no
+// start latency) both, in that order.
 type Change struct{ Died, Started bool }
 
-// Set records what the driver wants now, and starts or stops the job.
+// Set records what the driver wants now, and starts or stops the job
+// (a job that died while wanted starts again).
 func (j *Job) Set(now time.Duration, want bool) Change {
 	j.Want = want
 	switch {
@@ -134,14 +134,12 @@ func (j *Job) Next() (time.Duration, bool) {
 // Advance carries out what is due at now: a death (SIGTERM's end, the
 // SIGKILL after the grace, the guard's kill at the lease's end), and a
 // start (not in quorum mode once the lease has run out: the guard
-// refuses). A job that died and is still wanted starts again.
+// refuses). A job that died is not started again here: that is the
+// driver's decision (Set), taken when its agent runs.
 func (j *Job) Advance(now time.Duration) Change {
 	var ch Change
 	if j.Alive() && (j.Kill > 0 && now >= j.Kill || j.Phase == Stopping && now >= j.Due) {
 		j.Phase, ch.Died = Idle, true
-		if j.Want && !j.Orphan {
-			j.Phase, j.Due = Starting, now+j.P.Start
-		}
 	}
 	if j.Phase == Starting && now >= j.Due {
 		if j.Kill > 0 && now >= j.Kill {
