@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/sim/job"
 )
 
 // maxViolations bounds how many violations a Checker keeps in full.
@@ -54,6 +55,11 @@ type Checker struct {
 	// LeaseOverlaps counts the pairs of leaderships whose lease intervals
 	// overlap (quorum mode).
 	LeaseOverlaps int
+
+	// Jobs holds the lives of the jobs (Config.Jobs) and counts their
+	// overlaps; JobStarts counts the starts.
+	Jobs      job.Lives
+	JobStarts int
 
 	leases []lease // quorum mode: the intervals that may still meet another
 	open   []int   // per node: its leadership's index in leases, or -1
@@ -253,7 +259,7 @@ func (s *Sim) convergence(largestWins bool) string {
 	var preempting *node // the largest live candidate that preempts
 	live, voters, candidates := 0, 0, 0
 	for _, n := range s.nodes {
-		if !n.up || n.paused {
+		if !n.up || n.paused || n.m.Status().State == election.StateConflict {
 			continue
 		}
 		live++
@@ -289,7 +295,7 @@ func (s *Sim) convergence(largestWins bool) string {
 	}
 	ls := leader.m.Status()
 	for _, n := range s.nodes {
-		if !n.up || n.paused || n == leader {
+		if !n.up || n.paused || n == leader || n.m.Status().State == election.StateConflict {
 			continue
 		}
 		if st := n.m.Status(); st.State != election.StateFollower || st.Leader != ls.Self.ID || st.Term != ls.Term {

@@ -21,6 +21,15 @@
 // them); the Checker then also checks that the lease intervals of two
 // leaderships never overlap on the global clock.
 //
+// With Config.Jobs every node runs a job (sim/job: a start latency,
+// SIGTERM, the job grace, SIGKILL, and in quorum mode the guard's kill at
+// the lease's end, which outlives a crashed or paused agent) under the
+// agent's policy, and the Checker checks the one-job-at-a-time promise
+// where it lives, on the jobs' lives (invariants 6 to 8, jobcheck.go).
+// Nodes may share a node_id (Config.Clones) and lose their link
+// (LinkDown: the driver takes the node out of the elections). The random
+// schedules draw job parameters and pulled cables.
+//
 // Measure counts the messages and packets of one election (bench/msgcount
 // and bench/complexity print them next to the textbooks' counts).
 //

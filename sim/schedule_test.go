@@ -53,7 +53,8 @@ func randomSchedules(t *testing.T, alg string) {
 		first, n = *flagSeed, 1
 	}
 	start := time.Now()
-	var reliable, dupTerms, failed int
+	var reliable, dupTerms, failed, overlapRuns int
+	var overlapMax time.Duration
 	var worst time.Duration
 	var worstSeed uint64
 	for seed := first; seed < first+uint64(n); seed++ {
@@ -63,6 +64,10 @@ func randomSchedules(t *testing.T, alg string) {
 			reliable++
 		}
 		dupTerms += res.DupTerms
+		if res.JobOverlaps > 0 {
+			overlapRuns++
+			overlapMax = max(overlapMax, res.JobOverlapMax)
+		}
 		if res.Converge > worst {
 			worst, worstSeed = res.Converge, seed
 		}
@@ -73,6 +78,6 @@ func randomSchedules(t *testing.T, alg string) {
 			}
 		}
 	}
-	t.Logf("%s: %d schedules (%d reliable) in %v: %d failed; %d same-term leaderships outside reliable schedules; slowest convergence %v after the last fault (seed %d)",
-		alg, n, reliable, time.Since(start).Round(time.Millisecond), failed, dupTerms, worst, worstSeed)
+	t.Logf("%s: %d schedules (%d reliable) in %v: %d failed; %d same-term leaderships outside reliable schedules; slowest convergence %v after the last fault (seed %d); %d ran two jobs at once (default mode allows it across a cut or a crash), the longest %v",
+		alg, n, reliable, time.Since(start).Round(time.Millisecond), failed, dupTerms, worst, worstSeed, overlapRuns, overlapMax)
 }

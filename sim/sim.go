@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/sim/job"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -29,6 +30,8 @@ type Node struct {
 	// Role is what the node may do in the elections (the zero value:
 	// a candidate); membership tells the others.
 	Role election.Role
+	// Job is how the node's job behaves (Config.Jobs).
+	Job job.Params
 }
 
 // Config describes a simulated cluster.
@@ -70,6 +73,37 @@ type Config struct {
 	// driver keeps no Status().VotedTerm on stable storage), instead of
 	// starting from the last one (Config.InitialTerm).
 	Amnesia bool
+
+	// Jobs: every node runs a job (Node.Job) under the agent's policy
+	// (sim/job), and the Checker checks the jobs' lives (see Checker).
+	Jobs bool
+	// JobMetaDelay is how long a change of a node's job (started,
+	// stopped) takes to reach the others in its membership metadata
+	// (gossip). Default 300ms.
+	JobMetaDelay time.Duration
+	// JobSyncDelay: a takeover from a live leader exchanges state with
+	// it at once; its metadata as it was this long after the wait began
+	// is the first the new leader knows. Default 20ms.
+	JobSyncDelay time.Duration
+	// JobWaitMargin is added to a node's job grace for the longest wait
+	// of a takeover (the agent's jobWaitMargin). Default 2s.
+	JobWaitMargin time.Duration
+
+	// UnsafeJobNoWait breaks the driver's policy on purpose, for the
+	// checker's proof: a takeover from a live leader does not wait for
+	// that leader's job to stop (it starts its own after the first state
+	// exchange, JobSyncDelay). Never set it otherwise.
+	UnsafeJobNoWait bool
+
+	// Clones: nodes may share a node_id (cloned hosts). A unicast to a
+	// shared id goes to the node the sender last heard with that id.
+	Clones bool
+	// SelfByIncarnation is the driver's old receive rule, for
+	// planted-bug tests: a packet with this node's node_id and its
+	// incarnation is taken for its own and dropped (clones started
+	// alike share the incarnation). Otherwise a packet with this node's
+	// id that it did not send is a node_id conflict (EvConflict).
+	SelfByIncarnation bool
 }
 
 // event kinds of the simulator's queue.
@@ -82,6 +116,7 @@ const (
 	evFunc                    // a scheduled fault or probe
 	evInject                  // an event from outside the protocol (resign, priority) for node
 	evMulticast               // the next copy of a multicast packet reaches its node
+	evJob                     // a job's timed change (start, death, the guard's kill) may be due
 )
 
 type event struct {
@@ -105,6 +140,10 @@ type event struct {
 	ev *election.Event
 	// evMulticast
 	mc *multicast
+	// evDeliver: the sending node
+	from int
+	// evJob
+	jb *simJob
 }
 
 // multicast is one multicast packet on its way to every other node. Its
@@ -114,6 +153,7 @@ type event struct {
 // order of deliveries is the same as with one event a copy.
 type multicast struct {
 	pkt    []byte // encoded once; each copy has its own sequence number
+	from   int    // the sending node
 	copies []mcopy
 	next   int
 }
@@ -212,6 +252,25 @@ type node struct {
 	timers  [election.NumTimers]uint64 // generation of each timer kind
 	pending []*event                   // what came due or arrived while paused, in order
 	backlog int                        // packets among pending
+
+	// Config.Jobs: the job of this incarnation (its earlier ones,
+	// orphaned by crashes, live on in Sim.jobs) and the driver's policy.
+	job      *simJob
+	drv      job.Driver
+	linkDown bool // the node's link is down: it sends and receives nothing
+	conflict bool // the driver has seen our node_id from another node
+	// lastFrom (Config.Clones): per shared node_id, the node last heard
+	// with it, where unicasts to that id go.
+	lastFrom map[election.NodeID]int
+}
+
+// simJob is one node's job, alive across its agent's crash.
+type simJob struct {
+	node int
+	j    job.Job
+	life int    // its running life in Checker.Jobs, or -1
+	term uint64 // the term of the leadership that wants it
+	seq  uint64 // the generation of its pending evJob
 }
 
 // Sim is a deterministic simulated cluster: N election machines (all of
@@ -274,13 +333,28 @@ func New(cfg Config) (*Sim, error) {
 		cut:  make(map[[2]int]bool),
 		byID: make(map[election.NodeID]int),
 	}
+	if cfg.JobMetaDelay == 0 {
+		cfg.JobMetaDelay = 300 * time.Millisecond
+	}
+	if cfg.JobSyncDelay == 0 {
+		cfg.JobSyncDelay = 20 * time.Millisecond
+	}
+	if cfg.JobWaitMargin == 0 {
+		cfg.JobWaitMargin = 2 * time.Second
+	}
+	s.cfg = cfg
 	seen := map[election.NodeID]bool{}
 	for i, nc := range cfg.Nodes {
 		if seen[nc.Key.ID] {
-			return nil, fmt.Errorf("sim: node id %d used twice", nc.Key.ID)
+			if !cfg.Clones {
+				return nil, fmt.Errorf("sim: node id %d used twice", nc.Key.ID)
+			}
+			continue
 		}
 		seen[nc.Key.ID] = true
 		s.byID[nc.Key.ID] = i
+	}
+	for i, nc := range cfg.Nodes {
 		s.nodes = append(s.nodes, &node{idx: i, key: nc.Key, preempt: nc.Preempt, role: nc.Role})
 	}
 	s.Check = newChecker(s)
@@ -354,6 +428,15 @@ func (s *Sim) Crash(i int) {
 	n.up, n.paused, n.pending, n.backlog = false, false, nil, 0
 	n.m = nil
 	s.Check.nodeDown(i)
+	if sj := n.job; sj != nil {
+		// The agent is gone; its job is left to the guard.
+		n.job = nil
+		n.drv.Crashed()
+		if sj.life >= 0 {
+			s.Check.Jobs.All[sj.life].Orphan = true
+		}
+		s.jobChanged(sj, sj.j.Orphaned(s.now))
+	}
 	s.version++
 	s.tracef("n%d crash", n.key.ID)
 	s.notifyOthers(i, false, s.cfg.MembershipDelay)
@@ -444,8 +527,23 @@ func (s *Sim) Heal() {
 // Connected reports whether packets flow both ways between a and b.
 func (s *Sim) Connected(a, b int) bool { return !s.cut[[2]int{a, b}] && !s.cut[[2]int{b, a}] }
 
-// Resign asks node i to hand over (it does so only if it leads).
-func (s *Sim) Resign(i int) { s.inject(i, election.Event{Kind: election.EvResign}) }
+// Resign asks node i to hand over (it does so only if it leads). With
+// Config.Jobs the driver first stops the job, as the agent does, and
+// gives the machine EvResign once it has died.
+func (s *Sim) Resign(i int) {
+	n := s.nodes[i]
+	if n.job == nil || !n.up {
+		s.inject(i, election.Event{Kind: election.EvResign})
+		return
+	}
+	if n.paused {
+		s.At(s.now+waitPoll, func() { s.Resign(i) })
+		return
+	}
+	if n.drv.Resign() {
+		s.updateJob(n)
+	}
+}
 
 // Suspect tells node i that its leader is suspected (as membership would).
 func (s *Sim) Suspect(i int) { s.inject(i, election.Event{Kind: election.EvSuspectLeader}) }
@@ -525,13 +623,38 @@ func (s *Sim) dispatch(e *event) {
 		if !n.up || c.gen != n.gen {
 			return
 		}
+		if n.linkDown {
+			s.Stats.Dropped++
+			return
+		}
 		if n.paused {
 			pkt := slices.Clone(mc.pkt)
 			binary.BigEndian.PutUint32(pkt[32:], c.pseq)
-			s.hold(n, &event{at: c.at, kind: evDeliver, node: c.node, gen: c.gen, pkt: pkt})
+			s.hold(n, &event{at: c.at, kind: evDeliver, node: c.node, gen: c.gen, pkt: pkt, from: mc.from})
 			return
 		}
-		s.deliver(n, mc.pkt, c.pseq)
+		s.deliver(n, mc.pkt, c.pseq, mc.from)
+		return
+	case evJob:
+		if e.timerGen != e.jb.seq {
+			return
+		}
+		if n := s.nodes[e.jb.node]; n.job == e.jb && e.jb.j.Phase == job.Starting {
+			// A start is the agent's doing (its supervisor forks the
+			// guard): a paused agent starts nothing, and one whose link
+			// went down acts on that first.
+			if n.paused {
+				n.pending = append(n.pending, e)
+				return
+			}
+			if n.linkDown != n.drv.Standby {
+				s.updateJob(n)
+				if e.timerGen != e.jb.seq {
+					return
+				}
+			}
+		}
+		s.jobChanged(e.jb, e.jb.j.Advance(s.now))
 		return
 	}
 	n := s.nodes[e.node]
@@ -540,11 +663,15 @@ func (s *Sim) dispatch(e *event) {
 	}
 	switch e.kind {
 	case evDeliver:
+		if n.linkDown {
+			s.Stats.Dropped++
+			return
+		}
 		if n.paused {
 			s.hold(n, e)
 			return
 		}
-		s.deliver(n, e.pkt, 0)
+		s.deliver(n, e.pkt, 0, e.from)
 	case evTimer:
 		if e.timerGen != n.timers[e.timer] {
 			return // re-armed or cancelled since
@@ -594,14 +721,35 @@ func (s *Sim) hold(n *node, e *event) {
 	}
 }
 
-// deliver hands packet pkt to node n, with sequence number pseq when not
-// 0.
-func (s *Sim) deliver(n *node, pkt []byte, pseq uint32) {
+// deliver hands packet pkt, sent by node from, to node n, with sequence
+// number pseq when not 0.
+func (s *Sim) deliver(n *node, pkt []byte, pseq uint32, from int) {
 	if err := wire.Decode(pkt, &s.msg); err != nil {
 		panic(fmt.Sprintf("sim: a packet the machines built does not decode: %v", err))
 	}
 	if pseq != 0 {
 		s.msg.Seq = pseq
+	}
+	if s.msg.From == n.key.ID {
+		// Our node_id, and we did not send it (a node never hears its
+		// own: the simulator does not loop multicast back). The old rule
+		// took one with our incarnation for our own.
+		if s.cfg.SelfByIncarnation && s.msg.Incarnation == uint32(n.gen) {
+			s.Stats.Dropped++
+			return
+		}
+		if !n.conflict {
+			n.conflict = true
+			s.tracef("n%d hears its node_id from another node: conflict", n.key.ID)
+			s.step(n, election.Event{Kind: election.EvConflict, On: true})
+		}
+		return
+	}
+	if s.cfg.Clones {
+		if n.lastFrom == nil {
+			n.lastFrom = make(map[election.NodeID]int)
+		}
+		n.lastFrom[s.msg.From] = from
 	}
 	s.Stats.Delivered++
 	if s.cfg.Trace != nil {
@@ -646,19 +794,66 @@ func (s *Sim) boot(i int, first bool) {
 		}
 	}
 	s.Check.nodeUp(i)
+	n.conflict, n.lastFrom = false, nil
+	if s.cfg.Jobs {
+		p := s.cfg.Nodes[i].Job
+		n.job = &simJob{node: i, j: job.Job{P: p}, life: -1}
+		n.drv = job.Driver{Quorum: s.cfg.Timing.Quorum > 0, WaitMax: p.Grace + s.cfg.JobWaitMargin, Standby: n.linkDown}
+		if s.cfg.UnsafeJobNoWait {
+			n.drv.WaitMax = 0
+		}
+	}
 	for j, o := range s.nodes {
 		if j != i && (first || o.up) {
+			if o.key.ID == n.key.ID {
+				continue // membership has one member per node_id
+			}
 			s.step(n, election.Event{Kind: election.EvMemberUp, Member: o.key, Role: o.role})
 		}
 	}
 	s.step(n, election.Event{Kind: election.EvStart})
+	if n.linkDown {
+		s.step(n, election.Event{Kind: election.EvStandby, On: true})
+	}
+	if s.cfg.Clones {
+		for _, o := range s.nodes {
+			if o != n && o.key.ID == n.key.ID && o.up {
+				// Membership lists two members with one node_id: each
+				// sees the other in the metadata (agent/membership.go
+				// checkConflict), MembershipDelay later.
+				s.At(s.now+s.cfg.MembershipDelay, func() { s.memberConflict(n.key.ID) })
+				break
+			}
+		}
+	}
+}
+
+// memberConflict: membership tells every live node with node_id id of
+// another live member with that id.
+func (s *Sim) memberConflict(id election.NodeID) {
+	var live []*node
+	for _, n := range s.nodes {
+		if n.key.ID == id && n.up {
+			live = append(live, n)
+		}
+	}
+	if len(live) < 2 {
+		return
+	}
+	for _, n := range live {
+		if !n.conflict {
+			n.conflict = true
+			s.tracef("n%d: membership lists another member with its node_id: conflict", n.key.ID)
+			s.inject(n.idx, election.Event{Kind: election.EvConflict, On: true})
+		}
+	}
 }
 
 // notifyOthers delivers a membership notice about node i (its current
 // key) to every other node after delay.
 func (s *Sim) notifyOthers(i int, up bool, delay time.Duration) {
 	for j, o := range s.nodes {
-		if j == i || !o.up {
+		if j == i || !o.up || o.key.ID == s.nodes[i].key.ID {
 			continue
 		}
 		s.push(&event{at: s.now + delay, kind: evMember, node: j, gen: o.gen, up: up, about: i, aboutGen: s.nodes[i].gen})
@@ -669,6 +864,12 @@ func (s *Sim) notifyOthers(i int, up bool, delay time.Duration) {
 func (s *Sim) step(n *node, ev election.Event) {
 	local := n.local(s.now)
 	before := n.m.Status()
+	if ev.Kind == election.EvStandby {
+		// The driver acts on the link as it is when it gets to it (a
+		// notice queued while the node was paused may be stale).
+		ev.On = n.linkDown
+		n.drv.Standby = ev.On
+	}
 	acts := n.m.Step(local, ev)
 	for i := range acts {
 		a := &acts[i]
@@ -680,7 +881,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 			if s.cfg.Trace != nil {
 				s.tracef("n%d send %s to n%d term=%d%s", n.key.ID, a.Msg.Type, a.To, a.Msg.Term, a.Msg.AppendBody(nil, "n"))
 			}
-			if j := s.index(a.To); j >= 0 {
+			if j := s.route(n, a.To); j >= 0 {
 				s.transmit(n, j, &a.Msg, nil)
 			}
 		case election.ActBroadcast:
@@ -693,7 +894,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 				}
 				// One multicast packet reaches every node; receivers
 				// filter by key.
-				mc := &multicast{}
+				mc := &multicast{from: n.idx}
 				for j := range s.nodes {
 					if j != n.idx {
 						s.transmit(n, j, &a.Msg, mc)
@@ -720,7 +921,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 				if a.Scope == election.ScopeLarger && !self.Less(k) {
 					continue
 				}
-				if j := s.index(k.ID); j >= 0 {
+				if j := s.route(n, k.ID); j >= 0 {
 					s.transmit(n, j, &a.Msg, nil)
 					sent++
 				}
@@ -750,6 +951,9 @@ func (s *Sim) step(n *node, ev election.Event) {
 		s.version++
 	}
 	s.Check.afterStep(n.idx, before, after)
+	if n.job != nil {
+		s.afterJobStep(n, before, after, acts)
+	}
 }
 
 // local is node n's monotonic clock at global time g: its origin, and its
@@ -789,7 +993,7 @@ func (s *Sim) transmit(n *node, j int, m *wire.Message, mc *multicast) {
 			mc.pkt = slices.Clone(s.buf)
 		}
 	}
-	if s.cut[[2]int{n.idx, j}] {
+	if s.cut[[2]int{n.idx, j}] || n.linkDown || s.nodes[j].linkDown {
 		s.Stats.Dropped++
 		return
 	}
@@ -813,7 +1017,7 @@ func (s *Sim) transmit(n *node, j int, m *wire.Message, mc *multicast) {
 			mc.copies = append(mc.copies, mcopy{at: s.now + d, seq: s.seq, node: j, gen: to.gen, pseq: n.seq})
 			continue
 		}
-		s.push(&event{at: s.now + d, kind: evDeliver, node: j, gen: to.gen, pkt: slices.Clone(s.buf)})
+		s.push(&event{at: s.now + d, kind: evDeliver, node: j, gen: to.gen, pkt: slices.Clone(s.buf), from: n.idx})
 	}
 }
 
@@ -821,6 +1025,16 @@ func (s *Sim) push(e *event) {
 	s.seq++
 	e.seq = s.seq
 	s.q.push(qitem{at: e.at, seq: e.seq, e: e})
+}
+
+// route is the node a unicast of n to id reaches: with clones, the one n
+// last heard with that id (as the agent sends to the address it last
+// heard a node_id from).
+func (s *Sim) route(n *node, id election.NodeID) int {
+	if j, ok := n.lastFrom[id]; ok {
+		return j
+	}
+	return s.index(id)
 }
 
 func (s *Sim) index(id election.NodeID) int {

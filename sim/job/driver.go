@@ -1,0 +1,91 @@
+package job
+
+import (
+	"time"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// Driver is the agent's job policy on one node (agent/lead.go
+// updateJob and leadershipChanged, agent/standby.go): whether the job
+// should run, from what the election machine reported.
+type Driver struct {
+	// Quorum: quorum mode, where a leader runs the job only while it
+	// holds a lease and never waits for a previous leader's job (the
+	// leases keep the jobs apart).
+	Quorum bool
+	// WaitMax bounds a takeover's wait for the previous leader's job to
+	// stop (the agent's JobGrace + jobWaitMargin).
+	WaitMax time.Duration
+
+	leads bool // the machine reports this node leads (quorum mode: with a lease)
+	// lost: the machine reported no leader since this node last followed
+	// or led (a suspicion, a RESIGN, a step-down): a leadership that
+	// follows is no takeover from a live leader.
+	lost bool
+	// Wait is the leader whose job must stop before ours starts (a
+	// takeover from it while it lived), until WaitUntil; 0: none.
+	Wait      election.NodeID
+	WaitSince time.Duration
+	WaitUntil time.Duration
+	// Standby: the node's link is down; it takes no part and runs no job.
+	Standby bool
+	// Resigning: a resign waits for the job to stop; the driver gives
+	// the machine EvResign once it has (agent/lead.go beginResign), so
+	// that the next leader's job never runs beside ours.
+	Resigning bool
+	// From is the leader this node's current leadership took over from
+	// while it lived (0: none, or a leader lost to a crash, a suspicion
+	// or a RESIGN); the checker's classification of the leadership.
+	From election.NodeID
+}
+
+// AfterStep updates the policy after one step of the machine, from its
+// status before and after the step and the actions of the step.
+func (d *Driver) AfterStep(now time.Duration, before, after election.Status, acts []election.Action) {
+	for i := range acts {
+		if acts[i].Kind == election.ActFollow && acts[i].Leader == 0 {
+			d.lost = true
+		}
+	}
+	leads := after.State == election.StateLeader
+	if leads && (!d.leads || before.State != election.StateLeader) {
+		d.Wait, d.From = 0, 0
+		if before.Leader != 0 && before.Leader != after.Self.ID && !d.lost {
+			d.From = before.Leader
+			if !d.Quorum {
+				d.Wait, d.WaitSince, d.WaitUntil = before.Leader, now, now+d.WaitMax
+			}
+		}
+	}
+	if !leads {
+		// A resign under way has nothing left to resign.
+		d.Wait, d.From, d.Resigning = 0, 0, false
+	}
+	if leads || after.State == election.StateFollower && after.Leader != 0 {
+		d.lost = false
+	}
+	d.leads = leads
+}
+
+// Resolve ends a takeover's wait when the previous leader's job is known
+// to have stopped, or when the wait has lasted WaitMax.
+func (d *Driver) Resolve(now time.Duration, stopped bool) {
+	if d.Wait != 0 && (stopped || now >= d.WaitUntil) {
+		d.Wait = 0
+	}
+}
+
+// Run reports whether the job should run now.
+func (d *Driver) Run() bool { return d.leads && !d.Standby && !d.Resigning && d.Wait == 0 }
+
+// Resign begins a hand-over, if this node leads: the job stops first.
+func (d *Driver) Resign() bool {
+	if d.leads {
+		d.Resigning = true
+	}
+	return d.Resigning
+}
+
+// Crashed forgets everything but the link: the agent is gone.
+func (d *Driver) Crashed() { *d = Driver{Quorum: d.Quorum, WaitMax: d.WaitMax, Standby: d.Standby} }

@@ -1,0 +1,107 @@
+package job
+
+import (
+	"testing"
+	"time"
+)
+
+const ms = time.Millisecond
+
+// A job's life, step by step: the start latency, SIGTERM heeded, SIGTERM
+// ignored until the SIGKILL after the grace, the guard's kill at the
+// lease's end, its refusal to start a job whose lease is over, and an
+// orphan stopped by its guard.
+func TestJobLife(t *testing.T) {
+	type step struct {
+		at    time.Duration
+		do    string // "want", "stop", "lease", "orphan", "advance"
+		arg   time.Duration
+		phase Phase
+		ch    Change
+	}
+	for _, c := range []struct {
+		name  string
+		p     Params
+		steps []step
+	}{
+		{"heeds SIGTERM", Params{Start: 50 * ms, Stop: 30 * ms, Grace: time.Second}, []step{
+			{0, "want", 0, Starting, Change{}},
+			{49 * ms, "advance", 0, Starting, Change{}},
+			{50 * ms, "advance", 0, Running, Change{Started: true}},
+			{100 * ms, "stop", 0, Stopping, Change{}},
+			{129 * ms, "advance", 0, Stopping, Change{}},
+			{130 * ms, "advance", 0, Idle, Change{Died: true}},
+		}},
+		{"ignores SIGTERM", Params{Stop: 5 * time.Second, IgnoreTerm: true, Grace: 300 * ms}, []step{
+			{0, "want", 0, Running, Change{Started: true}},
+			{10 * ms, "stop", 0, Stopping, Change{}},
+			{310 * ms, "advance", 0, Idle, Change{Died: true}},
+		}},
+		{"the guard kills at the lease's end", Params{Stop: 5 * time.Second, Grace: 10 * time.Second}, []step{
+			{0, "lease", 400 * ms, Idle, Change{}},
+			{0, "want", 0, Running, Change{Started: true}},
+			{100 * ms, "stop", 0, Stopping, Change{}},
+			{399 * ms, "advance", 0, Stopping, Change{}},
+			{400 * ms, "advance", 0, Idle, Change{Died: true}},
+		}},
+		{"no start after the lease", Params{Start: 500 * ms, Grace: time.Second}, []step{
+			{0, "lease", 400 * ms, Idle, Change{}},
+			{0, "want", 0, Starting, Change{}},
+			{500 * ms, "advance", 0, Idle, Change{}},
+		}},
+		{"a start called off", Params{Start: 500 * ms, Grace: time.Second}, []step{
+			{0, "want", 0, Starting, Change{}},
+			{100 * ms, "stop", 0, Idle, Change{}},
+			{500 * ms, "advance", 0, Idle, Change{}},
+		}},
+		{"orphaned", Params{Stop: 200 * ms, Grace: time.Second}, []step{
+			{0, "want", 0, Running, Change{Started: true}},
+			{100 * ms, "orphan", 0, Stopping, Change{}},
+			{300 * ms, "advance", 0, Idle, Change{Died: true}},
+			{300 * ms, "advance", 0, Idle, Change{}},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j := Job{P: c.p}
+			for k, s := range c.steps {
+				var ch Change
+				switch s.do {
+				case "want":
+					ch = j.Set(s.at, true)
+				case "stop":
+					ch = j.Set(s.at, false)
+				case "lease":
+					j.SetLease(s.arg)
+				case "orphan":
+					ch = j.Orphaned(s.at)
+				case "advance":
+					ch = j.Advance(s.at)
+				}
+				if j.Phase != s.phase || ch != s.ch {
+					t.Fatalf("step %d (%s at %v): phase %v change %+v, want %v %+v", k, s.do, s.at, j.Phase, ch, s.phase, s.ch)
+				}
+			}
+		})
+	}
+}
+
+// Overlaps are counted once a pair, when the first of the two dies or at
+// the end, and only when they last.
+func TestLivesOverlap(t *testing.T) {
+	var ls Lives
+	a := ls.Start(0, 1, 1, 0)
+	b := ls.Start(1, 2, 2, 100*ms)
+	ls.Start(2, 3, 3, 250*ms)
+	if got := ls.End(a, 250*ms); len(got) != 1 || got[0].D != 150*ms {
+		t.Fatalf("a's death: %v, want one overlap of 150ms with b (c starts as a dies)", got)
+	}
+	if got := ls.Finish(400 * ms); len(got) != 1 || got[0].D != 150*ms {
+		t.Fatalf("at the end: %v, want b and c, 150ms", got)
+	}
+	if got := ls.End(b, 500*ms); len(got) != 1 || got[0].D != 250*ms {
+		t.Fatalf("b's death: %v, want c, 250ms", got)
+	}
+	if ls.Overlaps != 3 || ls.Max != 250*ms || !ls.AliveAt(3, 600*ms) || ls.AliveAt(1, 250*ms) || !ls.AliveAt(1, 249*ms) {
+		t.Fatalf("overlaps %d max %v; alive: %v %v %v", ls.Overlaps, ls.Max, ls.AliveAt(3, 600*ms), ls.AliveAt(1, 250*ms), ls.AliveAt(1, 249*ms))
+	}
+}

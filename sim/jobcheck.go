@@ -1,0 +1,68 @@
+package sim
+
+import (
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/sim/job"
+)
+
+// The job invariants (Config.Jobs), checked on the lives of the jobs —
+// from a process's start to its death, on the global clock — rather than
+// on leases or states:
+//
+//  6. Quorum mode: never two jobs alive at once, on any two nodes, across
+//     preemption, crashes and restarts with lost state, pauses and
+//     clones (a node's job left to its guard by a crash included).
+//  7. No job starts on a node whose link is down.
+//  8. Default mode: a node that took the leadership over from a live
+//     leader (a preemption: it followed that leader right up to its own
+//     leadership) never starts its job while the displaced leader's job
+//     still runs, when both are up, awake, with their links up and
+//     connected both ways, and the displaced one knows it no longer
+//     leads; the displaced job is one that ran when the takeover began.
+//     (A leader lost to a crash, a suspicion or a cut is not waited for:
+//     default mode runs one job per side while it lasts.)
+//
+// Every overlap of two jobs is counted (JobOverlaps, with its length),
+// in default mode too, where it is measured but not a violation.
+
+// jobStarted checks invariants 7 and 8 as node n's job starts, and
+// records its life.
+func (c *Checker) jobStarted(n *node, term uint64) int {
+	s := c.s
+	c.JobStarts++
+	if n.linkDown {
+		c.violate("invariant 7: n%d started its job with its link down", n.key.ID)
+	}
+	if s.cfg.Timing.Quorum == 0 && n.drv.From != 0 {
+		for _, k := range c.Jobs.Running(nil) {
+			l := c.Jobs.All[k]
+			o := s.nodes[l.Node]
+			if l.ID != n.drv.From || l.Start > n.drv.WaitSince || l.Orphan || o == n || !o.up || o.paused || o.linkDown || n.linkDown || !s.Connected(n.idx, o.idx) {
+				continue
+			}
+			if st := o.m.Status(); st.State == election.StateLeader {
+				continue // it does not know yet: two leaders, not a preemption
+			}
+			c.violate("invariant 8: n%d took over from n%d and started its job while n%d's job (started %v) still runs",
+				n.key.ID, o.key.ID, o.key.ID, l.Start)
+		}
+	}
+	return c.Jobs.Start(n.idx, n.key.ID, term, s.now)
+}
+
+// jobDied records the death of life k and checks invariant 6.
+func (c *Checker) jobDied(k int) { c.overlaps(c.Jobs.End(k, c.s.now)) }
+
+// jobsFinish counts the overlaps of the jobs still alive at the end of a
+// run.
+func (c *Checker) jobsFinish() { c.overlaps(c.Jobs.Finish(c.s.now)) }
+
+func (c *Checker) overlaps(os []job.Overlap) {
+	for _, o := range os {
+		if c.s.cfg.Timing.Quorum > 0 {
+			c.violate("invariant 6: jobs overlap: %v", o)
+		} else {
+			c.s.tracef("JOB-OVERLAP %v", o)
+		}
+	}
+}
