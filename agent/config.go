@@ -385,6 +385,9 @@ type Config struct {
 	// vipDrv is what adds, removes, probes and watches the addresses:
 	// package vip (nil), or a test's fake.
 	vipDrv *vipDriver
+	// conflictMemory replaces the constant of that name in tests that
+	// watch a conflict outlive it (0: the constant).
+	conflictMemory time.Duration
 
 	// StartTimeout: while the host is not ready for the agent (its bind
 	// address is not on the host yet, a port is in use), StartRetrying
