@@ -35,6 +35,7 @@ type Status struct {
 	ElectionAddr string   `json:"election_addr"`
 	Role         string   `json:"role"`
 	VotedTerm    uint64   `json:"voted_term"`
+	Conflict     []string `json:"conflict"` // what puts a node in state conflict
 }
 
 // Member is one entry of Status.Members.
