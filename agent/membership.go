@@ -282,10 +282,21 @@ func (a *Agent) onClonePacket(p packet) {
 			"node_id", p.msg.From, "other_addr", p.src.String(), "type", p.msg.Type.String())
 	}
 	l.evidence[what] = p.at
+	_, known := l.clones[p.src]
+	was := len(l.conflict) > 0
 	if p.src.IsValid() {
 		l.clones[p.src] = p.at
 	}
 	a.checkConflict()
+	if !known && was && p.src.IsValid() {
+		// A node with this node_id not heard of before, while this one
+		// is in conflict already (entering it told every one known):
+		// it learns of the conflict now, not at the next housekeeping
+		// round. It may have started after this node's last packet, and
+		// lead meanwhile. (It answers at most once: this node is then
+		// known to it.)
+		a.sendNotice(p.src)
+	}
 }
 
 // noticeClones: a node in conflict claims nothing and sends no
@@ -313,6 +324,11 @@ func (a *Agent) noticeClones() {
 			to = append(to, m.meta.Election)
 		}
 	}
+	a.sendNotice(to...)
+}
+
+// sendNotice sends the beacon of noticeClones to each of to.
+func (a *Agent) sendNotice(to ...netip.AddrPort) {
 	if len(to) == 0 {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 
+	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -308,5 +309,78 @@ func TestOwnPacketOrClone(t *testing.T) {
 				t.Errorf("self drops %v after the clone's packet, want 1", dropped("self"))
 			}
 		})
+	}
+}
+
+// TestConflictNotices: a node in conflict tells every node it knows to
+// share its node_id, by a beacon (DISCOVER) to its election address: at
+// once when the conflict begins, then every housekeeping round while it
+// lasts (so that the other's evidence does not age out while both are
+// silent), and at once to one more such node heard of meanwhile (which
+// may have started after this node's last packet, and lead until told).
+func TestConflictNotices(t *testing.T) {
+	set := newAgentSet(t)
+	a := set.start(0, testConfig("node-1", 1))
+	clone := func() *net.UDPConn {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := ipv4.NewPacketConn(c).SetTTL(255); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// notice reads c until a beacon of node 1 announcing a's gossip
+	// address arrives, at most within d; it returns when.
+	notice := func(c *net.UDPConn, what string, d time.Duration) time.Time {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		c.SetReadDeadline(deadline)
+		buf := make([]byte, udp.ReadBuffer)
+		for {
+			n, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("%s: no beacon within %v: %v", what, d, err)
+			}
+			var m wire.Message
+			if wire.Decode(buf[:n], &m) == nil && m.Type == wire.TypeDiscover && m.From == 1 && m.Addr == a.GossipAddr() {
+				return time.Now()
+			}
+		}
+	}
+	hb := func(c *net.UDPConn) {
+		t.Helper()
+		b := encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: a.cluster, From: 1, Priority: 100, Term: 1, Incarnation: a.inc.Load()})
+		if _, err := c.WriteToUDPAddrPort(b, a.ElectionAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, s := clone(), clone()
+	t0 := time.Now()
+	hb(x)
+	if at := notice(x, "the conflict begins", time.Second); at.Sub(t0) > time.Second {
+		t.Fatalf("the first beacon came %v after the clone's packet", at.Sub(t0))
+	}
+	// The housekeeping rounds' beacons: about a second apart, although x
+	// sends nothing more.
+	prev := time.Time{}
+	for k := range 2 {
+		at := notice(x, fmt.Sprintf("housekeeping round %d", k+1), 2*time.Second)
+		if !prev.IsZero() && (at.Sub(prev) < 500*time.Millisecond || at.Sub(prev) > 1500*time.Millisecond) {
+			t.Errorf("housekeeping beacons %v apart, want about %v", at.Sub(prev), housekeepEvery)
+		}
+		prev = at
+	}
+	// Right after a round, another clone speaks: it is told at once, not
+	// at the next round (a second away).
+	t1 := time.Now()
+	hb(s)
+	if at := notice(s, "a new clone heard of", 700*time.Millisecond); at.Sub(t1) > 700*time.Millisecond {
+		t.Fatalf("the new clone was told %v after its packet", at.Sub(t1))
+	}
+	if st := a.Status(); st.State != "conflict" || len(st.Conflict) != 2 {
+		t.Errorf("want conflict with two pieces of evidence: %s %v", st.State, st.Conflict)
 	}
 }
