@@ -31,7 +31,17 @@ type Agent struct {
 	log     *slog.Logger
 	epoch   time.Time // the agent's clock is time.Since(epoch): monotonic
 	cluster uint32
-	inc     atomic.Uint32 // incarnation: the Unix second of the start (see auth.go), +1 at each wrap of the sequence
+	// inc is the incarnation: the Unix second of the start (see auth.go),
+	// +1 at each wrap of the sequence. Two hosts cloned from one image and
+	// started in the same second have the same one, and that is kept so:
+	// what tells their packets apart is the source address
+	// (ident.Classify), which two live sockets never share. A random part
+	// would not fit beside the second in 32 bits without breaking the
+	// replay windows' ordering: a restart within the same second could
+	// draw a smaller incarnation than its previous run and be dropped as
+	// a replay for replayForget; with the second alone it continues in the
+	// same window, above it by startSeq.
+	inc atomic.Uint32
 
 	auth struct {
 		keys   *authKeys    // nil without a key
@@ -124,6 +134,7 @@ func New(cfg Config) (*Agent, error) {
 	a.loop.outsiders = make(map[uint64]bool)
 	a.loop.listed = make(map[uint64]bool)
 	a.loop.evidence = make(map[string]time.Duration)
+	a.loop.clones = make(map[netip.AddrPort]time.Duration)
 	a.loop.fanned = make(map[uint64]bool)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })

@@ -407,7 +407,7 @@ func BenchmarkAccept(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var m wire.Message
 			for b.Loop() {
-				if r, _ := a.accept(c.p, 255, &m, macs, 0); r != c.reason {
+				if r, _ := a.accept(c.p, 255, netip.AddrPort{}, &m, macs, 0); r != c.reason {
 					b.Fatal(r)
 				}
 			}
@@ -436,7 +436,7 @@ func FuzzAccept(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte, ttl uint8) {
 		var m wire.Message
-		r, _ := a.accept(b, int(ttl), &m, macs, 0)
+		r, _ := a.accept(b, int(ttl), netip.AddrPort{}, &m, macs, 0)
 		if !reasons[r] {
 			t.Fatalf("reason %q is not in metrics.DropReasons", r)
 		}

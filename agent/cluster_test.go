@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -296,8 +297,16 @@ func TestConflict(t *testing.T) {
 		s1, s2, s3 := l.Agents[0].Status(), l.Agents[1].Status(), l.Agents[2].Status()
 		if s1.State == "leader" && s2.State == "conflict" && s3.State == "conflict" &&
 			s2.LeaderID == 1 && s3.LeaderID == 1 {
-			if fmt.Sprint(s2.Conflict) != "[node-3]" || fmt.Sprint(s3.Conflict) != "[node-2]" {
-				t.Fatalf("conflict lists: node-2 %v, node-3 %v", s2.Conflict, s3.Conflict)
+			// Each names the other member, and may name its election
+			// address too (its packets are evidence as well).
+			for _, c := range []struct {
+				got   []string
+				other int
+			}{{s2.Conflict, 2}, {s3.Conflict, 1}} {
+				member, packets := fmt.Sprintf("node-%d", c.other+1), "node_id 7 at "+l.Agents[c.other].ElectionAddr().String()
+				if !slices.Contains(c.got, member) || slices.ContainsFunc(c.got, func(e string) bool { return e != member && e != packets }) {
+					t.Fatalf("conflict lists: node-2 %v, node-3 %v", s2.Conflict, s3.Conflict)
+				}
 			}
 			break
 		}
@@ -327,44 +336,79 @@ func TestConflict(t *testing.T) {
 	}
 }
 
-// TestConflictSameName: a second agent with the name and node_id of a
-// running one (a cloned host) cannot become a member under that name:
-// memberlist refuses it. It goes to state conflict, says why, and does not
-// lead; the first keeps leading.
+// TestConflictSameName: a second agent with the name, node_id and
+// incarnation of a running one (a host cloned from node-2's image,
+// started in the same second): memberlist refuses it a member under that
+// name, and only the source address tells its packets from node-2's own.
+// Both go to state conflict and stay there while both run, well past the
+// conflict's memory (each renews the other's evidence although neither
+// claims nor heartbeats), and node-1 leads. When the twin stops (a crash:
+// no leave), node-2 leaves conflict within that memory and takes over.
 func TestConflictSameName(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 2})
+	const memory = 3 * time.Second
+	l := startLocal(t, LocalOptions{Nodes: 2, Base: func(c *Config) { c.conflictMemory = memory }})
 	waitLeader(t, l, electBound, 1)
+	first := l.Agents[1]
 	twin := l.cfgs[1]
 	twin.Bind, twin.ElectionPort = "127.0.0.1:0", 0
 	twin.Join = []string{l.Agents[0].GossipAddr().String()}
 	set := newAgentSet(t)
-	b := set.start(9, twin)
-	lg := set.logs
-	deadline := time.Now().Add(electBound)
-	for {
-		s := b.Status()
-		if s.State == "conflict" && len(s.Conflict) > 0 && strings.HasPrefix(s.Conflict[0], "name node-2 at ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the twin is not in conflict: %+v\n%s", s, lg)
-		}
-		time.Sleep(time.Millisecond)
+	twin.Logger = loggerTo(set.logs, 9)
+	b, err := New(twin)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(lg.String(), `msg="another node uses this node's name; names must be unique"`) {
-		t.Errorf("the twin does not log the conflict:\n%s", lg)
+	b.inc.Store(first.inc.Load()) // started in the same second
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
 	}
-	// It never leads while the first runs: watch a second.
-	until := time.Now().Add(time.Second)
+	t.Cleanup(b.Crash)
+	inConflict := func() (bool, string) {
+		s1, s2, sb := l.Agents[0].Status(), first.Status(), b.Status()
+		// (The twin may name no leader: node-1's memberlist lists node-2
+		// under that name, so node-1 heartbeats to node-2 alone.)
+		ok := s1.State == "leader" && s2.State == "conflict" && sb.State == "conflict" && s2.LeaderID == 1
+		return ok, fmt.Sprintf("node-1 %s (leader %d), node-2 %s (leader %d, %v), the twin %s (leader %d, %v)",
+			s1.State, s1.LeaderID, s2.State, s2.LeaderID, s2.Conflict, sb.State, sb.LeaderID, sb.Conflict)
+	}
+	waitFor(t, "node-2 and its twin in conflict, node-1 leading", electBound, inConflict)
+	if s := b.Status(); !slices.ContainsFunc(s.Conflict, func(e string) bool { return strings.HasPrefix(e, "name node-2 at ") }) {
+		t.Errorf("the twin does not name node-2's gossip address: %v", s.Conflict)
+	}
+	if s := first.Status(); !slices.Contains(s.Conflict, "node_id 2 at "+b.ElectionAddr().String()) {
+		t.Errorf("node-2 does not name the twin's election address: %v", s.Conflict)
+	}
+	if !strings.Contains(set.logs.String(), `msg="another node uses this node's name; names must be unique"`) {
+		t.Errorf("the twin does not log the conflict:\n%s", set.logs)
+	}
+	if lg := l.logs.String(); !strings.Contains(lg, "level=ERROR msg=\"another node sends election packets with this node's node_id (a cloned host?); node_ids must be unique\" agent=node-2 node=node-2 node_id=2 other_addr="+b.ElectionAddr().String()) {
+		t.Errorf("node-2 does not log the twin's address at error level:\n%s", lg)
+	}
+	if n := testutil.ToFloat64(first.met.PacketsDropped.WithLabelValues("conflict")); n < 1 {
+		t.Errorf("node-2 counted %v packets dropped for a conflict, want some", n)
+	}
+	// Neither leaves conflict while both run: watch three memories long.
+	until := time.Now().Add(3 * memory)
 	for time.Now().Before(until) {
-		if s := b.Status(); s.State != "conflict" {
-			t.Fatalf("the twin left state conflict: %+v", s)
-		}
-		if ag := l.Agreement(); ag.Index != 1 {
-			t.Fatalf("the first node-2 lost the lead: %+v", ag)
+		if ok, why := inConflict(); !ok {
+			t.Fatalf("the conflict lapsed while both run: %s", why)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The twin crashes: node-2 is alone with its node_id again, leaves
+	// conflict once its evidence is older than the memory, and takes over
+	// (node_id 2 is the largest key).
+	t0 := time.Now()
+	b.Crash()
+	waitLeader(t, l, memory+failoverBound, 1)
+	if s := first.Status(); len(s.Conflict) != 0 {
+		t.Fatalf("node-2 still reports a conflict: %v", s.Conflict)
+	}
+	d := time.Since(t0)
+	if d < memory {
+		t.Errorf("node-2 took over %v after the twin's crash, before its evidence (%v) had aged out", d, memory)
+	}
+	t.Logf("node-2 took over %v after the twin's crash", d.Round(time.Millisecond))
 }
 
 // TestPhiDetector: with the phi-accrual detector the followers learn the

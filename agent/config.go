@@ -398,6 +398,9 @@ type Config struct {
 	// linkWatch watches the carrier of the election's and the addresses'
 	// interfaces: package vip's watch (nil), or a test's fake.
 	linkWatch linkWatcher
+	// conflictMemory replaces the constant of that name in tests that
+	// watch a conflict outlive it (0: the constant).
+	conflictMemory time.Duration
 
 	// StartTimeout: while the host is not ready for the agent (its bind
 	// address is not on the host yet, a port is in use), StartRetrying

@@ -27,7 +27,7 @@ type memberEvent struct {
 	kind   memberEventKind
 	name   string
 	addr   string // memberlist address
-	meta   []byte // copied: memberlist may reuse its buffer
+	meta   []byte // copied: memberlist may reuse its buffer (a conflict: the other node's)
 	state  memberlist.NodeStateType
 	detail string // for conflicts
 }
@@ -104,7 +104,7 @@ func (d *delegate) NotifyUpdate(n *memberlist.Node) { d.event(memberUpdate, n) }
 
 func (d *delegate) NotifyConflict(existing, other *memberlist.Node) {
 	d.queue.push(memberEvent{kind: memberNameConflict, name: existing.Name, addr: existing.Address(),
-		detail: other.Address()})
+		detail: other.Address(), meta: bytes.Clone(other.Meta)})
 }
 
 // memberlistConfig builds memberlist's configuration: the LAN profile,

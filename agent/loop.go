@@ -2,7 +2,7 @@ package agent
 
 import (
 	"log/slog"
-	"strconv"
+	"net/netip"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
@@ -44,8 +44,12 @@ type loopState struct {
 	since      time.Time
 	conflict   []string
 	evidence   map[string]time.Duration // conflict evidence → when last seen
-	fanned     map[uint64]bool          // fanOut's scratch: who has been sent to
-	dirty      bool                     // the snapshot is out of date
+	// clones: the election addresses of the nodes known to use this
+	// node's node_id (from their packets, or memberlist's name conflicts)
+	// → when last heard of; aged as evidence is (noticeClones).
+	clones     map[netip.AddrPort]time.Duration
+	fanned     map[uint64]bool // fanOut's scratch: who has been sent to
+	dirty      bool            // the snapshot is out of date
 	lastBeacon time.Duration
 	beaconed   bool
 	leaving    bool   // a graceful stop is under way: the election is over for this node
@@ -232,12 +236,13 @@ func (a *Agent) do(act election.Action) {
 func (a *Agent) onPacket(p packet) {
 	l := &a.loop
 	if p.conflict {
-		l.evidence["node_id "+strconv.FormatUint(p.msg.From, 10)+" at "+p.src.String()] = p.at
-		a.checkConflict()
+		a.onClonePacket(p)
 		return
 	}
 	if p.msg.Type == wire.TypeDiscover {
-		a.onBeacon(p)
+		if !a.renewsName(p) {
+			a.onBeacon(p)
+		}
 		return
 	}
 	if l.outsiders[p.msg.From] {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,9 +40,13 @@ const (
 	// conflictMemory is how long evidence of a node_id conflict that
 	// memberlist does not list as a member (a packet with this node's
 	// node_id from another address, another node with this node's name)
-	// keeps the node in state conflict after it was last seen: the other
-	// node renews it as long as it runs.
-	conflictMemory = 30 * time.Second
+	// keeps the node in state conflict after it was last seen. The other
+	// node renews it as long as it runs, in conflict too: every
+	// housekeeping round (noticeClones), so that ten rounds lost in a row
+	// would be needed for a conflict to lapse while both run. It is also
+	// how long the survivor stays in conflict after the other has stopped
+	// (unless memberlist lists the other, which says when it goes).
+	conflictMemory = 10 * time.Second
 )
 
 // peer is a node known from its packets: while membership converges
@@ -171,6 +176,13 @@ func (a *Agent) onMember(ev memberEvent) {
 			a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "other_addr", ev.detail)
 		}
 		l.evidence["name "+ev.name+" at "+ev.detail] = now
+		// Its metadata says where its election socket is: that is where
+		// noticeClones keeps this evidence fresh at the other node
+		// (memberlist itself repeats the conflict only at its state
+		// exchanges, every 30 s or more).
+		if md, err := decodeMeta(ev.meta); err == nil && md.Election.IsValid() && onGossipAddr(md.Election, ev.detail) {
+			l.clones[md.Election] = now
+		}
 	case memberJoin, memberUpdate:
 		m := l.members[ev.name]
 		isNew := m == nil || !m.alive()
@@ -184,7 +196,7 @@ func (a *Agent) onMember(ev memberEvent) {
 		if err == nil {
 			// Election packets go where a member's metadata says; that is
 			// on its own gossip address, never elsewhere.
-			if ga, perr := netip.ParseAddrPort(ev.addr); perr == nil && ga.Addr().Unmap() != md.Election.Addr() {
+			if !onGossipAddr(md.Election, ev.addr) {
 				err = fmt.Errorf("its election address %v is not on its gossip address %v", md.Election, ev.addr)
 			}
 		}
@@ -232,10 +244,117 @@ func (a *Agent) onMember(ev memberEvent) {
 		a.log.Info(verb, "name", ev.name, "node_id", m.meta.NodeID, "addr", ev.addr)
 		if m.metaOK {
 			a.memberDown(m.meta.NodeID)
+			if m.meta.NodeID == a.cfg.NodeID {
+				// A node with this node's node_id is gone: its packets
+				// are no evidence any longer (new ones would be again).
+				delete(l.evidence, cloneEvidence(m.meta.NodeID, m.meta.Election))
+				delete(l.clones, m.meta.Election)
+			}
 		}
 		a.onMemberChanged(ev.name)
 	}
 	a.checkConflict()
+}
+
+// onGossipAddr says whether election address e is on the IP of gossip
+// address g (memberlist's "host:port"); an unreadable g does not say
+// otherwise.
+func onGossipAddr(e netip.AddrPort, g string) bool {
+	ga, err := netip.ParseAddrPort(g)
+	return err != nil || ga.Addr().Unmap() == e.Addr()
+}
+
+// cloneEvidence names the evidence of a packet with this node's node_id
+// id from src, in /status's conflict list.
+func cloneEvidence(id uint64, src netip.AddrPort) string {
+	return "node_id " + strconv.FormatUint(id, 10) + " at " + src.String()
+}
+
+// onClonePacket: a packet with this node's node_id came from another
+// address than this node's (ident.Conflict): another live node uses this
+// node's node_id. It puts this node in state conflict for conflictMemory
+// after the last such packet, and says at error level where the other is.
+func (a *Agent) onClonePacket(p packet) {
+	l := &a.loop
+	what := cloneEvidence(p.msg.From, p.src)
+	if _, seen := l.evidence[what]; !seen {
+		a.log.Error("another node sends election packets with this node's node_id (a cloned host?); node_ids must be unique",
+			"node_id", p.msg.From, "other_addr", p.src.String(), "type", p.msg.Type.String())
+	}
+	l.evidence[what] = p.at
+	_, known := l.clones[p.src]
+	was := len(l.conflict) > 0
+	if p.src.IsValid() {
+		l.clones[p.src] = p.at
+	}
+	a.checkConflict()
+	if !known && was && p.src.IsValid() {
+		// A node with this node_id not heard of before, while this one
+		// is in conflict already (entering it told every one known):
+		// it learns of the conflict now, not at the next housekeeping
+		// round. It may have started after this node's last packet, and
+		// lead meanwhile. (It answers at most once: this node is then
+		// known to it.)
+		a.sendNotice(p.src)
+	}
+}
+
+// noticeClones: a node in conflict claims nothing and sends no
+// heartbeats, so the evidence it gave the others with its node_id would
+// age out after conflictMemory, and both would lead again, hear each
+// other, and go back to conflict: a flap of leaderships every
+// conflictMemory. So while in conflict it sends every node it knows to
+// use its node_id or its name a beacon (DISCOVER), by unicast to its
+// election address, every housekeeping round. A beacon because it moves
+// no election: to a node with this node_id it is evidence, dropped
+// before anything reads it; to a node with this name it renews the name
+// evidence (renewsName); to a node that has since taken that address, it
+// announces this node's gossip address, which it may join.
+func (a *Agent) noticeClones() {
+	l := &a.loop
+	if len(l.conflict) == 0 || l.leaving {
+		return
+	}
+	to := make([]netip.AddrPort, 0, len(l.clones)+1)
+	for addr := range l.clones {
+		to = append(to, addr)
+	}
+	for _, m := range l.members {
+		if m.alive() && m.metaOK && m.meta.NodeID == a.cfg.NodeID && !slices.Contains(to, m.meta.Election) {
+			to = append(to, m.meta.Election)
+		}
+	}
+	a.sendNotice(to...)
+}
+
+// sendNotice sends the beacon of noticeClones to each of to.
+func (a *Agent) sendNotice(to ...netip.AddrPort) {
+	if len(to) == 0 {
+		return
+	}
+	st := a.machine.Status()
+	b := a.encode(wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip})
+	if b == nil {
+		return
+	}
+	for _, dst := range to {
+		a.sendTo(b, dst, wire.TypeDiscover)
+		a.met.MessagesSent.WithLabelValues(wire.TypeDiscover.String()).Inc()
+	}
+}
+
+// renewsName: a beacon from the gossip address of a node that memberlist
+// reported to use this node's name (a node in conflict sends one every
+// housekeeping round, noticeClones) renews that evidence, and is not
+// joined: memberlist would only report the conflict again.
+func (a *Agent) renewsName(p packet) bool {
+	l := &a.loop
+	what := "name " + a.cfg.Name + " at " + p.msg.Addr.String()
+	if _, ok := l.evidence[what]; !ok {
+		return false
+	}
+	l.evidence[what] = p.at
+	return true
 }
 
 // memberDown tells the machine id is gone, unless another live member has
@@ -262,13 +381,21 @@ func (a *Agent) checkConflict() {
 			names = append(names, m.name)
 		}
 	}
-	now := a.now()
+	now, memory := a.now(), conflictMemory
+	if a.cfg.conflictMemory > 0 {
+		memory = a.cfg.conflictMemory
+	}
 	for what, at := range l.evidence {
-		if now-at > conflictMemory {
+		if now-at > memory {
 			delete(l.evidence, what)
 			continue
 		}
 		names = append(names, what)
+	}
+	for addr, at := range l.clones {
+		if now-at > memory {
+			delete(l.clones, addr)
+		}
 	}
 	slices.Sort(names)
 	if slices.Equal(names, l.conflict) {
@@ -281,6 +408,9 @@ func (a *Agent) checkConflict() {
 		a.log.Error("node_id conflict: another live member has this node's node_id; neither leads until it is fixed (set --node-id)",
 			"node_id", a.cfg.NodeID, "name", a.cfg.Name, "others", strings.Join(names, ","))
 		a.step(a.now(), election.Event{Kind: election.EvConflict, On: true})
+		// The others with this node_id learn of it now rather than at
+		// the next housekeeping round.
+		a.noticeClones()
 	case len(names) == 0 && was:
 		a.log.Info("node_id conflict resolved", "node_id", a.cfg.NodeID)
 		a.step(a.now(), election.Event{Kind: election.EvConflict, On: false})
@@ -349,6 +479,7 @@ func (a *Agent) housekeep() {
 		}
 	}
 	a.checkConflict()
+	a.noticeClones()
 	for id, p := range l.peers {
 		if now-p.seen > peerMemory {
 			delete(l.peers, id)

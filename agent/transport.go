@@ -13,6 +13,7 @@ import (
 
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/ident"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -49,7 +50,7 @@ func (a *Agent) read(c udp.Conn) {
 			ap := ua.AddrPort()
 			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}
-		reason, why := a.accept(buf[:n], ttl, &p.msg, macs, at)
+		reason, why := a.accept(buf[:n], ttl, p.src, &p.msg, macs, at)
 		if why != "" && a.auth.log.due() {
 			a.log.Warn("dropped an election packet that is not authenticated with this cluster's key (one line per 10s at most; lanleader_packets_dropped_total{reason=\"auth\"} counts them)",
 				"from", p.src.String(), "node_id", p.msg.From, "why", why)
@@ -62,9 +63,9 @@ func (a *Agent) read(c udp.Conn) {
 		}
 		if reason != "" {
 			a.met.PacketsDropped.WithLabelValues(reason).Inc()
-			// Another node with this node's node_id (at another address:
-			// not a late packet of our own) is evidence of a conflict.
-			if reason != "conflict" || p.src == a.tr.Local {
+			// Another node with this node's node_id is evidence of a
+			// conflict: the loop records it.
+			if reason != ident.Conflict.Reason() {
 				continue
 			}
 			p.conflict = true
@@ -80,17 +81,30 @@ func (a *Agent) read(c udp.Conn) {
 	}
 }
 
+// ident is what identifies this node's own packets. The node_id (a
+// reload cannot change it) and the election address do not change while
+// the agent runs.
+func (a *Agent) ident() ident.Self {
+	s := ident.Self{NodeID: a.cfg.NodeID, Incarnation: a.inc.Load()}
+	if a.tr != nil { // nil only in tests that call accept on an agent never started
+		s.Addr = a.tr.Local
+	}
+	return s
+}
+
 // maxReadFailures is how many reads in a row may fail before the
 // election socket is declared broken.
 const maxReadFailures = 1000
 
-// accept decodes b into m and returns why it must be dropped, or "". With
-// "auth" it also says why in words, for the log. The order of the checks
-// is the order of their cost: the TTL, the header and body (no allocation),
-// the cluster, then the tag (an HMAC), then the replay window. A packet
-// with this node's node_id is evidence of a conflict only once its tag
-// verifies: a forged one must not take this node out of the election.
-func (a *Agent) accept(b []byte, ttl int, m *wire.Message, macs []*wire.MAC, at time.Duration) (reason, why string) {
+// accept decodes b, which came from src, into m and returns why it must
+// be dropped, or "". With "auth" it also says why in words, for the log.
+// The order of the checks is the order of their cost: the TTL, the header
+// and body (no allocation), the cluster, then the tag (an HMAC), then who
+// sent it (ident.Classify: "self" for our own, "conflict" for another
+// node with our node_id), then the replay window. A packet with this
+// node's node_id is evidence of a conflict only once its tag verifies: a
+// forged one must not take this node out of the election.
+func (a *Agent) accept(b []byte, ttl int, src netip.AddrPort, m *wire.Message, macs []*wire.MAC, at time.Duration) (reason, why string) {
 	if ttl >= 0 && ttl < udp.LinkLocalTTL {
 		return "ttl", ""
 	}
@@ -110,11 +124,8 @@ func (a *Agent) accept(b []byte, ttl int, m *wire.Message, macs []*wire.MAC, at 
 	case !verify(macs, msg, tag):
 		return "auth", "the tag does not verify: the sender has another --key-file, or the packet is forged"
 	}
-	if m.From == a.cfg.NodeID {
-		if m.Incarnation == a.inc.Load() {
-			return "self", ""
-		}
-		return "conflict", ""
+	if v := ident.Classify(a.ident(), ident.Packet{From: m.From, Incarnation: m.Incarnation, Src: src}); v != ident.Other {
+		return v.Reason(), ""
 	}
 	if a.auth.replay != nil && !a.auth.replay.check(m.From, m.Incarnation, m.Seq, at) {
 		return "replay", ""

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 
+	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -79,13 +83,19 @@ func TestHostilePackets(t *testing.T) {
 		{"trailing", append(encode(t, claim), 0), 255},
 		// A beacon must announce its sender's own address.
 		{"addr", encode(t, wire.Message{Type: wire.TypeDiscover, Cluster: cluster, From: 99, Priority: 1, Addr: netip.MustParseAddrPort("198.18.0.77:7946")}), 255},
-		{"self", encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc.Load()}), 255},
 	}
 	want := map[string]float64{}
 	for _, c := range cases {
 		s.send(c.b, c.ttl, to)
 		want[c.reason]++
 	}
+	// A packet the victim sends to its own address (from its own socket):
+	// its own, dropped as "self", no conflict.
+	own := encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc.Load()})
+	if err := victim.tr.Send(own, to); err != nil {
+		t.Fatal(err)
+	}
+	want["self"]++
 	deadline := time.Now().Add(failoverBound)
 	for reason, n := range want {
 		for {
@@ -119,19 +129,27 @@ func TestHostilePackets(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 
-	// A packet with the victim's own node_id from another address: another
+	if st := victim.Status(); st.State == "conflict" {
+		t.Fatalf("its own packet put the victim in conflict: %+v", st)
+	}
+
+	// A packet with the victim's own node_id and incarnation (a clone of
+	// its host started in the same second) from another address: another
 	// node has its node_id. It is dropped, counted, and puts the victim in
-	// state conflict, naming where it came from.
-	s.send(encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc.Load() + 1}), 255, to)
+	// state conflict, naming where it came from, in /status and at error
+	// level in the log.
+	s.send(encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc.Load()}), 255, to)
 	evidence := "node_id 1 at " + s.p.LocalAddr().String()
+	logged := "level=ERROR msg=\"another node sends election packets with this node's node_id (a cloned host?); node_ids must be unique\" agent=node-1 node=node-1 node_id=1 other_addr=" + s.p.LocalAddr().String()
 	for {
 		st := victim.Status()
 		if st.State == "conflict" && len(st.Conflict) == 1 && st.Conflict[0] == evidence &&
-			testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict")) == 1 {
+			testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict")) == 1 && strings.Contains(l.logs.String(), logged) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no conflict from a packet with our node_id: %+v, dropped %v", st, testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict")))
+			t.Fatalf("no conflict from a packet with our node_id and incarnation from another address: %+v, dropped %v; want the log line %s",
+				st, testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict")), logged)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -237,3 +255,132 @@ func TestStartErrors(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestOwnPacketOrClone: on an IPv4 and an IPv6 bind, a packet with the
+// agent's node_id and incarnation is its own ("self") when it comes from
+// its own election socket (sent to itself), and a clone's ("conflict")
+// from any other socket, whatever the incarnation: the start second two
+// cloned hosts share does not hide one from the other.
+func TestOwnPacketOrClone(t *testing.T) {
+	for _, c := range []struct{ name, ip, network string }{{"ipv4", "127.0.0.1", "udp4"}, {"ipv6", "::1", "udp6"}} {
+		t.Run(c.name, func(t *testing.T) {
+			other, err := net.ListenUDP(c.network, &net.UDPAddr{IP: net.ParseIP(c.ip)})
+			if err != nil {
+				t.Skipf("no %s loopback here: %v", c.name, err)
+			}
+			defer other.Close()
+			// Link-local, as an agent's packets leave.
+			if c.name == "ipv4" {
+				err = ipv4.NewPacketConn(other).SetTTL(255)
+			} else {
+				err = ipv6.NewPacketConn(other).SetHopLimit(255)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := newAgentSet(t)
+			cfg := testConfig("node-1", 1)
+			cfg.Bind = netip.AddrPortFrom(netip.MustParseAddr(c.ip), 0).String()
+			a := set.start(0, cfg)
+			if got := a.ElectionAddr().Addr(); got != netip.MustParseAddr(c.ip) {
+				t.Fatalf("election socket on %v, want %s", got, c.ip)
+			}
+			dropped := func(reason string) float64 { return testutil.ToFloat64(a.met.PacketsDropped.WithLabelValues(reason)) }
+			hb := encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: a.cluster, From: 1, Priority: 100, Term: 1, Incarnation: a.inc.Load()})
+			if err := a.tr.Send(hb, a.ElectionAddr()); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "its own packet counted as self", electBound, func() (bool, string) {
+				return dropped("self") == 1, fmt.Sprintf("self %v, conflict %v", dropped("self"), dropped("conflict"))
+			})
+			if st := a.Status(); st.State == "conflict" || dropped("conflict") != 0 {
+				t.Fatalf("its own packet made a conflict: %+v, conflict drops %v", st, dropped("conflict"))
+			}
+			if _, err := other.WriteToUDPAddrPort(hb, a.ElectionAddr()); err != nil {
+				t.Fatal(err)
+			}
+			src := netip.MustParseAddrPort(other.LocalAddr().String())
+			waitFor(t, "the clone's packet counted as conflict evidence", electBound, func() (bool, string) {
+				st := a.Status()
+				return st.State == "conflict" && dropped("conflict") == 1 && slices.Equal(st.Conflict, []string{"node_id 1 at " + src.String()}),
+					fmt.Sprintf("%s %v, self %v, conflict %v", st.State, st.Conflict, dropped("self"), dropped("conflict"))
+			})
+			if dropped("self") != 1 {
+				t.Errorf("self drops %v after the clone's packet, want 1", dropped("self"))
+			}
+		})
+	}
+}
+
+// TestConflictNotices: a node in conflict tells every node it knows to
+// share its node_id, by a beacon (DISCOVER) to its election address: at
+// once when the conflict begins, then every housekeeping round while it
+// lasts (so that the other's evidence does not age out while both are
+// silent), and at once to one more such node heard of meanwhile (which
+// may have started after this node's last packet, and lead until told).
+func TestConflictNotices(t *testing.T) {
+	set := newAgentSet(t)
+	a := set.start(0, testConfig("node-1", 1))
+	clone := func() *net.UDPConn {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := ipv4.NewPacketConn(c).SetTTL(255); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// notice reads c until a beacon of node 1 announcing a's gossip
+	// address arrives, at most within d; it returns when.
+	notice := func(c *net.UDPConn, what string, d time.Duration) time.Time {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		c.SetReadDeadline(deadline)
+		buf := make([]byte, udp.ReadBuffer)
+		for {
+			n, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("%s: no beacon within %v: %v", what, d, err)
+			}
+			var m wire.Message
+			if wire.Decode(buf[:n], &m) == nil && m.Type == wire.TypeDiscover && m.From == 1 && m.Addr == a.GossipAddr() {
+				return time.Now()
+			}
+		}
+	}
+	hb := func(c *net.UDPConn) {
+		t.Helper()
+		b := encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: a.cluster, From: 1, Priority: 100, Term: 1, Incarnation: a.inc.Load()})
+		if _, err := c.WriteToUDPAddrPort(b, a.ElectionAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, s := clone(), clone()
+	t0 := time.Now()
+	hb(x)
+	if at := notice(x, "the conflict begins", time.Second); at.Sub(t0) > time.Second {
+		t.Fatalf("the first beacon came %v after the clone's packet", at.Sub(t0))
+	}
+	// The housekeeping rounds' beacons: about a second apart, although x
+	// sends nothing more.
+	prev := time.Time{}
+	for k := range 2 {
+		at := notice(x, fmt.Sprintf("housekeeping round %d", k+1), 2*time.Second)
+		if !prev.IsZero() && (at.Sub(prev) < 500*time.Millisecond || at.Sub(prev) > 1500*time.Millisecond) {
+			t.Errorf("housekeeping beacons %v apart, want about %v", at.Sub(prev), housekeepEvery)
+		}
+		prev = at
+	}
+	// Right after a round, another clone speaks: it is told at once, not
+	// at the next round (a second away).
+	t1 := time.Now()
+	hb(s)
+	if at := notice(s, "a new clone heard of", 700*time.Millisecond); at.Sub(t1) > 700*time.Millisecond {
+		t.Fatalf("the new clone was told %v after its packet", at.Sub(t1))
+	}
+	if st := a.Status(); st.State != "conflict" || len(st.Conflict) != 2 {
+		t.Errorf("want conflict with two pieces of evidence: %s %v", st.State, st.Conflict)
+	}
+}

@@ -37,7 +37,8 @@ type Status struct {
 	VotedTerm    uint64   `json:"voted_term"`
 	// Fault says why the node takes no part in elections now (a link
 	// without carrier, a failed check of weight 0, ...); empty when it does.
-	Fault []string `json:"fault"`
+	Fault    []string `json:"fault"`
+	Conflict []string `json:"conflict"` // what puts a node in state conflict
 }
 
 // Member is one entry of Status.Members.

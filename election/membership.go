@@ -97,6 +97,13 @@ func (c *core) onConflict(on bool) {
 		c.state = StateConflict
 		return
 	}
+	// Back in the elections, as a node that has just started is: in
+	// quorum mode it supports nobody, itself included, for as long as an
+	// acknowledgement binds, so that a leadership it takes over (it is
+	// often the larger key) begins only after the lease of the one it
+	// displaces has surely ended. Votes under this node_id may have been
+	// given meanwhile by the other node that had it.
+	c.q.startGuard(c.now)
 	if c.leader != 0 {
 		c.setState(StateFollower)
 		c.maybePreempt()

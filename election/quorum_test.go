@@ -283,3 +283,32 @@ func TestQuorumDeposedLeaderVotesAfterItsLease(t *testing.T) {
 		}
 	}
 }
+
+// Claims 2 and 3 after a node_id conflict: a node that leaves state
+// conflict is back in the elections as one that has just started is. It
+// takes over from a smaller leader (preemption), but leads only once its
+// own guard (330ms) is over, however fast a majority acknowledges:
+// meanwhile the other node with its node_id may have given votes under
+// it, and the lease of the leader it displaces may still run.
+func TestQuorumLeavingConflictGuards(t *testing.T) {
+	n := started(t, key(5), keys(3, 4), quorumOf(3))
+	n.step(10*ms, Event{Kind: EvConflict, On: true})
+	n.step(500*ms, qclaim(wire.TypeHeartbeat, 4, 1, 1))
+	n.is(StateConflict, 1, 4)
+	acts := n.step(2*time.Second, Event{Kind: EvConflict, On: false})
+	if !has(acts, "broadcast COORDINATOR to all (2) term=2") {
+		t.Fatalf("no takeover from 4 when the conflict ends: %q", actStrings(acts))
+	}
+	if acts := n.step(2*time.Second+10*ms, ack(3, 2, 1)); hasKind(acts, ActBecomeLeader) {
+		t.Fatalf("led 10ms after the conflict ended, within its guard: %q", actStrings(acts))
+	}
+	n.is(StateCandidate, 2, noLeader)
+	// After the guard (2.33s) its claim goes out again, and one
+	// acknowledgement of it makes the majority.
+	if acts := n.step(2*time.Second+400*ms, fire(TimerHeartbeat)); !has(acts, "broadcast COORDINATOR to all (2) term=2") {
+		t.Fatalf("the claim is not repeated: %q", actStrings(acts))
+	}
+	if acts := n.step(2*time.Second+410*ms, ack(3, 2, 2)); !has(acts, "become-leader term=2") {
+		t.Fatalf("no leadership once the guard is over: %q", actStrings(acts))
+	}
+}
