@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/ident"
+	"github.com/lanleader/lanleader/sim"
 	"github.com/lanleader/lanleader/sim/job"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -397,11 +399,18 @@ func (e *explorer) deliver(s *state, m msg) {
 		return
 	}
 	e.linef("%v %v delivered", s.now, e.describe(&m))
-	if m.m.From == id {
-		if e.shape.SelfByIncarnation && m.m.Incarnation == n.gen {
-			e.linef("taken for its own (same incarnation)")
-			return
-		}
+	// The agent's receive rule (internal/ident); the old one
+	// (SelfByIncarnation) did not look at the source address.
+	src := sim.NodeAddr(m.from)
+	if e.shape.SelfByIncarnation {
+		src = netip.AddrPort{}
+	}
+	switch ident.Classify(ident.Self{NodeID: id, Addr: sim.NodeAddr(m.to), Incarnation: n.gen},
+		ident.Packet{From: m.m.From, Incarnation: m.m.Incarnation, Src: src}) {
+	case ident.Own:
+		e.linef("taken for its own")
+		return
+	case ident.Conflict:
 		if !n.conflict {
 			n.conflict = true
 			e.linef("n%d: our node_id from another node: conflict", id)

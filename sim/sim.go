@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/netip"
 	"slices"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/ident"
 	"github.com/lanleader/lanleader/sim/job"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -730,14 +732,20 @@ func (s *Sim) deliver(n *node, pkt []byte, pseq uint32, from int) {
 	if pseq != 0 {
 		s.msg.Seq = pseq
 	}
-	if s.msg.From == n.key.ID {
-		// Our node_id, and we did not send it (a node never hears its
-		// own: the simulator does not loop multicast back). The old rule
-		// took one with our incarnation for our own.
-		if s.cfg.SelfByIncarnation && s.msg.Incarnation == uint32(n.gen) {
-			s.Stats.Dropped++
-			return
-		}
+	// The agent's receive rule (internal/ident): a packet with our
+	// node_id is our own only from our own address. The old rule
+	// (SelfByIncarnation) did not look at the source: one with our
+	// incarnation was taken for our own.
+	src := NodeAddr(from)
+	if s.cfg.SelfByIncarnation {
+		src = netip.AddrPort{}
+	}
+	switch ident.Classify(ident.Self{NodeID: n.key.ID, Addr: NodeAddr(n.idx), Incarnation: uint32(n.gen)},
+		ident.Packet{From: s.msg.From, Incarnation: s.msg.Incarnation, Src: src}) {
+	case ident.Own:
+		s.Stats.Dropped++
+		return
+	case ident.Conflict:
 		if !n.conflict {
 			n.conflict = true
 			s.tracef("n%d hears its node_id from another node: conflict", n.key.ID)
@@ -1067,4 +1075,10 @@ func (s *Sim) Config() Config {
 	c := s.cfg
 	c.Timing = c.Timing.WithDefaults()
 	return c
+}
+
+// NodeAddr is node i's election address on the simulated LAN, the
+// source of every packet it sends.
+func NodeAddr(i int) netip.AddrPort {
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i + 1)}), 7947)
 }
