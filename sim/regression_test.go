@@ -93,3 +93,19 @@ func TestRegressionPreemptDelayResignerNeverLeadsAgain(t *testing.T) {
 		t.Errorf("10s later, alone: %v", err)
 	}
 }
+
+// Regression (bug in the ring algorithm's hardening, fixed; see election's
+// TestRingCoordinatorOfACompletedListIsNotHeldForItsWinner): in these
+// random schedules a node that heard another leader held the round's
+// COORDINATOR back to ask its winner, which did not lead yet and so never
+// answered. The winner never learnt it had won, the initiator suspected
+// it and started a round every ~360ms until the end (9665: 20 rounds, n24
+// of term 21 following a candidate), and the cluster never converged.
+// These were the failures of ring's random schedules in seeds 1..20000.
+func TestRegressionRingCoordinatorHeldForItsWinner(t *testing.T) {
+	for _, seed := range []uint64{9665, 11855, 11947, 13416, 17246} {
+		if res := Run(GenerateFor(election.AlgorithmRing, seed), nil); res.Failed() {
+			t.Errorf("seed %d: %v\nreplay: %s", seed, res.Violations, res.Replay())
+		}
+	}
+}
