@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -14,11 +15,18 @@ import (
 // The stability checks (election/stability.go), over random schedules on
 // a LAN (one-way delays of 50µs to 1ms, clock rates within ±500 ppm):
 //
-//   - Loss alone is no failure. With random loss of up to 30 % on every
-//     packet copy for the whole run, and no crash, pause, partition or
-//     change of priority, the first leader leads to the end: no node ever
-//     follows another, no node is ever without a leader, and in quorum
-//     mode the leader never loses its lease (its job never restarts).
+//   - Loss alone is no failure, but for one named exception. With random
+//     loss of up to 30 % on every packet copy for the whole run, and no
+//     crash, pause, partition or change of priority, the first leader
+//     leads to the end: no node ever follows another, no node is ever
+//     without a leader, and in quorum mode the leader never loses its
+//     lease (its job never restarts). The exception, outside quorum mode:
+//     a follower whose confirmation lost every answer (lostEveryAnswer,
+//     read from the run's trace) leaves its leader, as the hardening says
+//     it must (election/stability.go: only when no VOUCH comes within
+//     ConfirmTimeout is the leader suspected); the cluster must then
+//     settle on one leader again within lossEpisodeBound, and such
+//     episodes must stay as rare as the loss makes them (lostAnswerChance).
 //   - A node that cannot hear (its input cut, it still sends) disturbs
 //     nobody: the others never follow another leader and never have none,
 //     in textbook and in quorum mode.
@@ -48,6 +56,60 @@ const deafLeaderBound = time.Second
 // claimants (the larger claims again at once under a fresh term).
 const deafLeaderLossyBound = 3 * time.Second
 
+// lossEpisodeBound: how long the cluster may take to settle on one
+// leader again after a confirmation that lost every answer, loss going
+// on. The node that left elects (bully: ELECTION, then up to
+// CoordinatorTimeout for a COORDINATOR that loss may take too; the ring
+// family: a round, replaced after lapWait if lost, 1.1 s for
+// Hirschberg–Sinclair in 4 nodes), the leader re-asserts under a fresh
+// term, and a false claimant hears it and checks it with a PROBE
+// (askClaimant): a few packets each heartbeat, all of which arrive with
+// probability about (1−p)⁴ ≈ 0.24 at p = 30 %. Episodes happen in 3 and 4
+// nodes (lostAnswerChance); 2.9 s after the election leaves one open with
+// probability about 0.76²⁹ ≈ 4·10⁻⁴. The longest in 20,000 schedules of
+// each algorithm: 0.75 s (ring, seed 3827, where the first leader did not
+// preempt and the cluster settled on the claimant).
+const lossEpisodeBound = 4 * time.Second
+
+// lostAnswerChance is an estimate of the chance that one confirmation of a
+// follower in a cluster of n nodes, under loss p, loses every answer:
+// probeRounds (5) PROBE rounds, each answered by the n−1 others (the
+// leader, and any member that heard it more recently), an answer taking
+// two packets, one of which is lost with probability q = 1−(1−p)²: all of
+// them are lost with probability q^(5(n−1)). At 30 % loss: 1.2·10⁻³ in 3
+// nodes, 4·10⁻⁵ in 4, 1.4·10⁻⁶ in 5. A member that missed the same
+// heartbeats has no news to answer with, so the chance is somewhat
+// larger; the rate check's margin (lossEpisodeTail) covers that. The
+// long sweep measured, in 3-node clusters at 30 % loss: bully 16 episodes
+// in 16,086 confirmations (80,000 schedules; 19.5 estimated);
+// chang-roberts 3 in 4,094, ring 4 in 4,081, hirschberg-sinclair 6 in
+// 4,090 (20,000; 4.9 estimated); in 4 nodes 0 to 1 in about 5,800 (0.24
+// estimated); none in 5 nodes or more.
+func lostAnswerChance(p float64, n int) float64 {
+	q := 1 - (1-p)*(1-p)
+	return math.Pow(q, 5*float64(n-1))
+}
+
+// lossEpisodeTail: the episodes of a sweep may exceed the number that the
+// estimate (lostAnswerChance over every confirmation) makes likely with
+// at most this probability (a Poisson tail).
+const lossEpisodeTail = 1e-6
+
+// lossEpisodesAllowed returns the most episodes a sweep may have when
+// expected are expected: the smallest k with P(Poisson(expected) > k) <
+// lossEpisodeTail.
+func lossEpisodesAllowed(expected float64) int {
+	term := math.Exp(-expected) // P(X = k)
+	cdf := term
+	k := 0
+	for 1-cdf >= lossEpisodeTail && k < 1000 {
+		k++
+		term *= expected / float64(k)
+		cdf += term
+	}
+	return k
+}
+
 // stabilityRun is one random stability schedule.
 type stabilityRun struct {
 	alg    string
@@ -71,6 +133,13 @@ type stabilityResult struct {
 	regained time.Duration
 	probes   int // PROBE packets sent
 	trace    *bytes.Buffer
+	// printTrace: the trace is shown with the problems.
+	printTrace bool
+	// episodes: loss outside quorum mode, the disturbances (lossEpisode);
+	// confirms: the confirmations the trace shows.
+	episodes []*lossEpisode
+	confirms int
+	expected float64 // episodes to expect: confirms·lostAnswerChance
 }
 
 func (r *stabilityResult) problem(format string, args ...any) {
@@ -121,10 +190,12 @@ func (sr stabilityRun) config() Config {
 func (sr stabilityRun) run(trace bool) stabilityResult {
 	cfg := sr.config()
 	var res stabilityResult
-	if trace {
+	if trace || sr.fault == "loss" && !sr.quorum {
+		// The loss check reads the trace (lostEveryAnswer).
 		res.trace = &bytes.Buffer{}
 		cfg.Trace = res.trace
 	}
+	res.printTrace = trace
 	s, err := New(cfg)
 	if err != nil {
 		res.problem("%v", err)
@@ -167,26 +238,62 @@ func (sr stabilityRun) run(trace bool) stabilityResult {
 	}
 	noLeaderSince := make(map[int]time.Duration)
 	newLeader := -1
+	// Outside quorum mode, under loss, a disturbance is an episode, which
+	// must begin with the one exception (see lossEpisode).
+	excusable := sr.fault == "loss" && !sr.quorum
+	var ep *lossEpisode
 	s.RunWhile(end, func() bool {
 		now := s.Now()
 		switch sr.fault {
 		case "loss", "deaf-follower":
+			// electing: a node is a candidate, its Leader still the
+			// leader's: no deviation, but an episode is not over while
+			// the election it started goes on.
+			first, disturbed, electing := "", false, false
+			deviate := func(format string, args ...any) {
+				if !excusable {
+					res.problem(format, args...)
+				} else if first == "" {
+					first = fmt.Sprintf(format, args...)
+				}
+			}
 			for _, i := range others {
 				st, _ := s.Status(i)
+				electing = electing || st.State == election.StateCandidate
 				switch {
 				case i == leader && st.State != election.StateLeader:
-					res.problem("t=%v: the leader n%d stopped leading (%v, leader n%d, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Leader, st.Term)
+					disturbed = true
+					deviate("t=%v: the leader n%d stopped leading (%v, leader n%d, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Leader, st.Term)
 				case st.Leader != 0 && st.Leader != s.nodes[leader].key.ID:
-					res.problem("t=%v: n%d follows n%d, not the leader n%d", now-cut, s.nodes[i].key.ID, st.Leader, s.nodes[leader].key.ID)
+					disturbed = true
+					deviate("t=%v: n%d follows n%d, not the leader n%d", now-cut, s.nodes[i].key.ID, st.Leader, s.nodes[leader].key.ID)
 				}
 				if st.Leader == 0 {
+					disturbed = true
 					if _, ok := noLeaderSince[i]; !ok {
 						noLeaderSince[i] = now
-						res.problem("t=%v: n%d has no leader (%v, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Term)
+						deviate("t=%v: n%d has no leader (%v, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Term)
 					}
 				} else if since, ok := noLeaderSince[i]; ok {
 					res.leaderless = max(res.leaderless, now-since)
 					delete(noLeaderSince, i)
+				}
+			}
+			if !excusable {
+				break
+			}
+			switch {
+			case ep == nil && disturbed:
+				ep = &lossEpisode{start: now, cut: cut, leader: s.nodes[leader].key.ID, first: first}
+				res.episodes = append(res.episodes, ep)
+			case ep != nil && !disturbed && !electing:
+				ep.end, ep = now, nil
+			case ep != nil:
+				// The cluster may settle on another leader: one whose
+				// predecessor does not preempt it (bully's nopreempt).
+				if l := s.LiveLeaders(); len(l) == 1 && l[0] != s.nodes[leader].key.ID && s.converged(false) {
+					ep.end, ep.movedTo = now, l[0]
+					leader, ep = s.index(l[0]), nil
 				}
 			}
 		case "deaf-leader":
@@ -202,6 +309,10 @@ func (sr stabilityRun) run(trace bool) stabilityResult {
 		}
 		return true
 	})
+	if excusable {
+		res.judgeEpisodes(cfg.Timing, end)
+		res.expected = float64(res.confirms) * lostAnswerChance(sr.p, len(cfg.Nodes))
+	}
 	if sr.fault == "deaf-leader" && newLeader < 0 {
 		res.problem("the others had no new leader %v after the cut: %s", end-cut, s.Describe())
 	} else if bound := map[bool]time.Duration{false: deafLeaderBound, true: deafLeaderLossyBound}[sr.p > 0]; res.regained > bound {
@@ -230,6 +341,8 @@ func stabilitySchedules(t *testing.T, alg string, n int) {
 	}{{false, "loss"}, {true, "loss"}, {false, "deaf-follower"}, {true, "deaf-follower"}, {true, "deaf-leader"}}
 	for _, k := range kinds {
 		failed, worstLeaderless, worstRegain, worstRegainLossless, probes := 0, time.Duration(0), time.Duration(0), time.Duration(0), 0
+		episodes, expected, longestEpisode := 0, 0.0, time.Duration(0)
+		var excused []string
 		first := uint64(1)
 		count := n
 		if *flagSeed != 0 {
@@ -250,12 +363,22 @@ func stabilitySchedules(t *testing.T, alg string, n int) {
 				worstRegainLossless = max(worstRegainLossless, res.regained)
 			}
 			probes += res.probes
+			episodes += len(res.episodes)
+			expected += res.expected
+			for _, ep := range res.episodes {
+				if ep.end != 0 {
+					longestEpisode = max(longestEpisode, ep.end-ep.start)
+				}
+				if ep.excused && len(excused) < 3 {
+					excused = append(excused, fmt.Sprintf("seed %d: %s", seed, ep.cause))
+				}
+			}
 			if len(res.problems) > 0 {
 				failed++
 				if failed <= 3 {
 					t.Errorf("%s quorum=%v %s p=%.3f seed %d: %q\nreplay: go test ./sim -run 'TestStabilitySchedules/%s$' -sim.seed %d -v",
 						alg, k.quorum, k.fault, sr.p, seed, res.problems, alg, seed)
-					if res.trace != nil {
+					if res.printTrace {
 						t.Log(res.trace.String())
 					}
 				}
@@ -263,6 +386,17 @@ func stabilitySchedules(t *testing.T, alg string, n int) {
 		}
 		t.Logf("%s, quorum=%v, %s: %d schedules, %d failed; longest leaderless %v; slowest new leader %v (without loss %v); %d PROBE packets",
 			alg, k.quorum, k.fault, count, failed, worstLeaderless, worstRegain, worstRegainLossless, probes)
+		if k.fault == "loss" && !k.quorum {
+			// The exception's rate: a replay of one seed shows its
+			// episodes; a sweep must not have more than the loss explains.
+			allowed := lossEpisodesAllowed(expected)
+			t.Logf("%s, loss: %d episodes of a confirmation that lost every answer (%.2f expected, at most %d allowed), the longest %v; %q",
+				alg, episodes, expected, allowed, longestEpisode, excused)
+			if *flagSeed == 0 && episodes > allowed {
+				t.Errorf("%s, loss: %d episodes of a confirmation that lost every answer, more than the %d that %.2f expected allows (P < %g)",
+					alg, episodes, allowed, expected, lossEpisodeTail)
+			}
+		}
 	}
 }
 
