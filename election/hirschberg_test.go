@@ -179,3 +179,21 @@ func TestChangRobertsHopToItsCandidateIsRetried(t *testing.T) {
 		"send CR_ELECTION to 4 term=2 cand=4",
 		"set-timer answer at 200ms")
 }
+
+// A home left out by another hop's timeout is still tried: that timeout
+// was one lost packet too. Here 3's own probe to 4 goes unanswered and 4
+// is left out; 3's reply to 4's probe is still sent to 4 again. (Without
+// this, the simulator's Hirschberg–Sinclair deaf-leader schedule 9230 lost
+// two rounds in a row: 4.3 s without a leader.)
+func TestHirschbergSinclairHomeLeftOutIsStillTried(t *testing.T) {
+	n := followerIn(t, AlgorithmHirschbergSinclair, key(3), hsMembers(3), key(8))
+	n.step(90*ms, evSuspect) // probes to 4 and 2, unanswered
+	n.step(95*ms, hsProbe(4, 2, 4, 0, 1, left))
+	n.expect(140*ms, fire(TimerAnswer),
+		"send HS_PROBE to 5 term=2 cand=3 phase=0 hops=1 right",
+		"set-timer answer at 145ms",
+		"send HS_PROBE to 1 term=2 cand=3 phase=0 hops=1 left")
+	n.expect(145*ms, fire(TimerAnswer),
+		"send HS_REPLY to 4 term=2 cand=4 phase=0 hops=1 right",
+		"set-timer answer at 190ms")
+}
