@@ -141,12 +141,15 @@ func confirmations(lines []traceLine, window time.Duration) int {
 	return n
 }
 
-// lossEpisode is a disturbance of the loss check:
-// from the first event at which a node leaves the leader (it has none,
-// follows another, or the leader stops leading) until every node follows
-// one leader again.
+// lossEpisode is a disturbance of the loss check: from the first event at
+// which a node leaves the leader (it has none, follows another, or the
+// leader stops leading) until every node follows one leader again, and
+// goes on following it for lossEpisodeQuiet.
 type lossEpisode struct {
-	start, end time.Duration // end 0: still under way when the run ended
+	// end: when the cluster last settled on one leader (0: disturbed when
+	// the run ended); the episode is over once it stayed settled for
+	// lossEpisodeQuiet.
+	start, end time.Duration
 	cut        time.Duration // the start of the fault, for the reports
 	leader     election.NodeID
 	first      string          // the first deviation seen
