@@ -259,3 +259,31 @@ func TestRingAckTokenNamesTheHop(t *testing.T) {
 		t.Error("the token depends on the header's sender or sequence: the receiver could not recompute it")
 	}
 }
+
+// The stability hardening's claimant check (askClaimant) does not hold a
+// COORDINATOR back. Its winner (the largest key of the list) learns that
+// it won only when COORDINATOR reaches it; until then it does not lead and
+// does not vouch for itself. Here 3 follows 4 and hears it; the round of
+// 2 went round with 5 on the list, and COORDINATOR names 5. 3 must take
+// it and pass it on towards 5. It used to ask 5 first and wait, and so
+// kept COORDINATOR from ever reaching 5: the initiator then suspected 5,
+// which never sent a heartbeat, started another round, and so on for
+// ever (the simulator's random ring schedules 9665, 11855, 11947, 13416
+// and 17246). The list is the proof the check asks for: every node on it,
+// the winner included, received the round and passed it on.
+func TestRingCoordinatorOfACompletedListIsNotHeldForItsWinner(t *testing.T) {
+	n := followerIn(t, AlgorithmRing, key(3), keys(1, 2, 4, 5), key(4), hardened)
+	n.stepAcked(100*ms, ringElection(2, 2, 2), "send RING_ELECTION", 4)
+	n.expectAcked(120*ms, ringCoordinator(2, 2, 2, 2, 3, 4, 5, 1), 1,
+		"cancel-timer coordinator",
+		fmtFollow(5, 2),
+		"set-timer suspect at 420ms",
+		"send RING_COORDINATOR to 4 term=2 origin=2 list=[2 3 4 5 1]",
+		"set-timer answer at 170ms")
+	n.is(StateFollower, 2, 5)
+	// A COORDINATOR from the claimant itself is still checked: a node
+	// that cannot hear claims in vain.
+	m := followerIn(t, AlgorithmRing, key(3), keys(1, 2, 4, 5), key(4), hardened)
+	m.expect(100*ms, coord(5, 2), "send PROBE to 5 term=1")
+	m.is(StateFollower, 1, 4)
+}

@@ -66,6 +66,9 @@ type stability struct {
 	pendTerm      uint64
 	claimant      NodeID
 	claimantUntil time.Duration
+	// listClaim: the claim being judged is a ring's COORDINATOR, whose
+	// list went round with the claimant on it (ringList.claimOfList).
+	listClaim bool
 
 	// prevoting: an election waits for a majority's pre-votes; grants:
 	// who granted one, and when.
@@ -207,9 +210,13 @@ func (c *core) stopConfirm() {
 // that hears answers within a round trip. It reports whether the claim
 // waits for that answer. Quorum mode needs none: a claim there leads
 // only with a majority's acknowledgements, and a node that cannot hear
-// gets no pre-vote to claim with.
+// gets no pre-vote to claim with. Nor does a ring's COORDINATOR
+// (listClaim): its claimant is the largest key of a list that went round
+// the ring, which that node received and passed on, so it heard and was
+// heard; and it learns that it won only when COORDINATOR reaches it,
+// before which it cannot vouch for itself: the check would stop the lap.
 func (c *core) askClaimant(from Key, term uint64) bool {
-	if c.cfg.Textbook || c.q.on() || from.ID == c.leader || c.leader == 0 {
+	if c.cfg.Textbook || c.q.on() || c.st.listClaim || from.ID == c.leader || c.leader == 0 {
 		return false
 	}
 	if c.state != StateLeader && !c.healthy() {

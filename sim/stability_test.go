@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -14,11 +15,20 @@ import (
 // The stability checks (election/stability.go), over random schedules on
 // a LAN (one-way delays of 50µs to 1ms, clock rates within ±500 ppm):
 //
-//   - Loss alone is no failure. With random loss of up to 30 % on every
-//     packet copy for the whole run, and no crash, pause, partition or
-//     change of priority, the first leader leads to the end: no node ever
-//     follows another, no node is ever without a leader, and in quorum
-//     mode the leader never loses its lease (its job never restarts).
+//   - Loss alone is no failure, but for one named exception. With random
+//     loss of up to 30 % on every packet copy for the whole run, and no
+//     crash, pause, partition or change of priority, the first leader
+//     leads to the end: no node ever follows another, no node is ever
+//     without a leader, and in quorum mode the leader never loses its
+//     lease (its job never restarts). The exception, read from the run's
+//     trace: a follower whose confirmation lost every answer
+//     (lostEveryAnswer) leaves its leader, as the hardening says it must
+//     (election/stability.go: only when no VOUCH comes within
+//     ConfirmTimeout is the leader suspected); in quorum mode, a leader
+//     whose every acknowledgement was lost (lostEveryAck) steps down, as
+//     the lease says it must. The cluster must then settle on one leader
+//     again within lossEpisodeBound, and such episodes must stay as rare
+//     as the loss makes them (lostAnswerChance, lapseChance).
 //   - A node that cannot hear (its input cut, it still sends) disturbs
 //     nobody: the others never follow another leader and never have none,
 //     in textbook and in quorum mode.
@@ -48,6 +58,118 @@ const deafLeaderBound = time.Second
 // claimants (the larger claims again at once under a fresh term).
 const deafLeaderLossyBound = 3 * time.Second
 
+// lossEpisodeBound: how long the cluster may take to settle on one
+// leader again after a confirmation that lost every answer, loss going
+// on. The node that left elects (bully: ELECTION, then up to
+// CoordinatorTimeout for a COORDINATOR that loss may take too; the ring
+// family: a round, replaced after lapWait if lost, 1.1 s for
+// Hirschberg–Sinclair in 4 nodes), the leader re-asserts under a fresh
+// term, and a false claimant hears it and checks it with a PROBE
+// (askClaimant): a few packets each heartbeat, all of which arrive with
+// probability about (1−p)⁴ ≈ 0.24 at p = 30 %. Episodes happen in 3 and 4
+// nodes (lostAnswerChance); 2.9 s after the election leaves one open with
+// probability about 0.76²⁹ ≈ 4·10⁻⁴. The longest in 20,000 schedules of
+// each algorithm: 1.5 s (chang-roberts, seed 3827, 4 nodes: leadership
+// moved twice before it came back; see lossEpisodeQuiet).
+const lossEpisodeBound = 4 * time.Second
+
+// lostAnswerChance is an estimate of the chance that one confirmation of a
+// follower in a cluster of n nodes, under loss p, loses every answer:
+// probeRounds (5) PROBE rounds, each answered by the n−1 others (the
+// leader, and any member that heard it more recently), an answer taking
+// two packets, one of which is lost with probability q = 1−(1−p)²: all of
+// them are lost with probability q^(5(n−1)). At 30 % loss: 1.2·10⁻³ in 3
+// nodes, 4·10⁻⁵ in 4, 1.4·10⁻⁶ in 5. A member that missed the same
+// heartbeats has no news to answer with, so the chance is somewhat
+// larger; the rate check's margin (lossEpisodeTail) covers that. The
+// long sweep measured, in 3-node clusters at 30 % loss: bully 16 episodes
+// in 16,086 confirmations (80,000 schedules; 19.5 estimated); in 20,000
+// schedules, chang-roberts 3 in 4,094, hirschberg-sinclair 5 in 4,090,
+// ring 4 in 4,081 (4.9 estimated); in 4 nodes 0 or 1 each in about 5,800
+// confirmations (0.24 estimated); none in 5 nodes or more.
+func lostAnswerChance(p float64, n int) float64 {
+	q := 1 - (1-p)*(1-p)
+	return math.Pow(q, 5*float64(n-1))
+}
+
+// lossEpisodeQuiet: an episode is over once the cluster has stayed
+// settled on one leader this long; a disturbance before then belongs to
+// it. An election a node started during the episode can end after the
+// others settled, the node having followed the leader meanwhile (its
+// round goes on: a round of a later term replaces a leadership), and
+// none lasts longer than a ring's lapWait, 200 ms + 9·7·T/2 = 1.8 s for
+// Hirschberg–Sinclair on 7 nodes. (Chang–Roberts' seed 3827: n11 missed
+// the leadership that followed an excused confirmation, suspected the
+// old leader, which no longer sent heartbeats, and started a round; it
+// then heard the new leader and followed it, but its round, which one lost
+// hop had sent past that leader, came back to it 48 ms later and made it
+// leader.)
+const lossEpisodeQuiet = 2 * time.Second
+
+// lapseChance is an estimate of the chance that a quorum-mode leader's
+// lease runs out at one heartbeat under loss p in a cluster of n: it
+// steps down Lease − StopBefore after the last claim a majority
+// acknowledged (300 ms with either timing of the schedules), so the K = 2
+// claims sent since must each have lost the acknowledgements of all but
+// fewer than n/2 members. A member acknowledges a claim, multicast and
+// then re-sent to it resendRounds (3) times, unless all four round trips
+// are lost: f = q⁴, q = 1−(1−p)². At 30 % loss f = 0.068 and a claim
+// fails with probability f² = 4.6·10⁻³ in 3 nodes (1.2·10⁻³ in 5): the
+// lease runs out at a heartbeat with (f²)² = 2.1·10⁻⁵ in 3 nodes, 1.4·10⁻⁶
+// in 5, 8·10⁻⁸ in 7. That is the mode's rule (election/quorumlease.go: a
+// leader that no majority acknowledges steps down before its lease ends,
+// or two nodes could lead at once), not a fault of it. The long sweep: 3
+// leases ran out in 20,000 schedules (3891, 4531, 5259: 3 nodes, 30 %
+// loss; the same seeds for every algorithm, whose quorum mode is one
+// core), 1.2 estimated.
+func lapseChance(timing election.Config, p float64, n int) float64 {
+	c := timing.WithDefaults()
+	q := 1 - (1-p)*(1-p)
+	f := math.Pow(q, 4)
+	need := n / 2 // acknowledgements of others that make a majority
+	fail := 0.0   // P(fewer than need of the n−1 others acknowledge)
+	for k := 0; k < need; k++ {
+		fail += binomial(n-1, k) * math.Pow(1-f, float64(k)) * math.Pow(f, float64(n-1-k))
+	}
+	claims := int((c.Lease - c.StopBefore - 1) / c.HeartbeatInterval)
+	return math.Pow(fail, float64(claims))
+}
+
+func binomial(n, k int) float64 {
+	b := 1.0
+	for i := 1; i <= k; i++ {
+		b = b * float64(n-k+i) / float64(i)
+	}
+	return b
+}
+
+// lossException names the exception of the loss check, outside quorum
+// mode and in it.
+var lossException = map[bool]string{
+	false: "a confirmation that lost every answer",
+	true:  "a lease whose every acknowledgement was lost",
+}
+
+// lossEpisodeTail: the episodes of a sweep may exceed the number that the
+// estimate (lostAnswerChance over every confirmation) makes likely with
+// at most this probability (a Poisson tail).
+const lossEpisodeTail = 1e-6
+
+// lossEpisodesAllowed returns the most episodes a sweep may have when
+// expected are expected: the smallest k with P(Poisson(expected) > k) <
+// lossEpisodeTail.
+func lossEpisodesAllowed(expected float64) int {
+	term := math.Exp(-expected) // P(X = k)
+	cdf := term
+	k := 0
+	for 1-cdf >= lossEpisodeTail && k < 1000 {
+		k++
+		term *= expected / float64(k)
+		cdf += term
+	}
+	return k
+}
+
 // stabilityRun is one random stability schedule.
 type stabilityRun struct {
 	alg    string
@@ -71,6 +193,14 @@ type stabilityResult struct {
 	regained time.Duration
 	probes   int // PROBE packets sent
 	trace    *bytes.Buffer
+	// printTrace: the trace is shown with the problems.
+	printTrace bool
+	// episodes: under loss, the disturbances (lossEpisode);
+	// confirms: the confirmations the trace shows.
+	episodes []*lossEpisode
+	confirms int
+	claims   int     // quorum mode: the leader's heartbeats
+	expected float64 // episodes to expect: confirms·lostAnswerChance, claims·lapseChance
 }
 
 func (r *stabilityResult) problem(format string, args ...any) {
@@ -121,10 +251,12 @@ func (sr stabilityRun) config() Config {
 func (sr stabilityRun) run(trace bool) stabilityResult {
 	cfg := sr.config()
 	var res stabilityResult
-	if trace {
+	if trace || sr.fault == "loss" {
+		// The loss check reads the trace (lostEveryAnswer, lostEveryAck).
 		res.trace = &bytes.Buffer{}
 		cfg.Trace = res.trace
 	}
+	res.printTrace = trace
 	s, err := New(cfg)
 	if err != nil {
 		res.problem("%v", err)
@@ -167,27 +299,69 @@ func (sr stabilityRun) run(trace bool) stabilityResult {
 	}
 	noLeaderSince := make(map[int]time.Duration)
 	newLeader := -1
+	// Under loss, a disturbance is an episode, which must begin with one
+	// of the named exceptions (see lossEpisode).
+	excusable := sr.fault == "loss"
+	var ep *lossEpisode
 	s.RunWhile(end, func() bool {
 		now := s.Now()
 		switch sr.fault {
 		case "loss", "deaf-follower":
+			// electing: a node is a candidate, its Leader still the
+			// leader's: no deviation, but an episode is not over while
+			// the election it started goes on.
+			first, disturbed, electing := "", false, false
+			deviate := func(format string, args ...any) {
+				if !excusable {
+					res.problem(format, args...)
+				} else if first == "" {
+					first = fmt.Sprintf(format, args...)
+				}
+			}
 			for _, i := range others {
 				st, _ := s.Status(i)
+				electing = electing || st.State == election.StateCandidate
 				switch {
 				case i == leader && st.State != election.StateLeader:
-					res.problem("t=%v: the leader n%d stopped leading (%v, leader n%d, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Leader, st.Term)
+					disturbed = true
+					deviate("t=%v: the leader n%d stopped leading (%v, leader n%d, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Leader, st.Term)
 				case st.Leader != 0 && st.Leader != s.nodes[leader].key.ID:
-					res.problem("t=%v: n%d follows n%d, not the leader n%d", now-cut, s.nodes[i].key.ID, st.Leader, s.nodes[leader].key.ID)
+					disturbed = true
+					deviate("t=%v: n%d follows n%d, not the leader n%d", now-cut, s.nodes[i].key.ID, st.Leader, s.nodes[leader].key.ID)
 				}
 				if st.Leader == 0 {
+					disturbed = true
 					if _, ok := noLeaderSince[i]; !ok {
 						noLeaderSince[i] = now
-						res.problem("t=%v: n%d has no leader (%v, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Term)
+						deviate("t=%v: n%d has no leader (%v, term %d)", now-cut, s.nodes[i].key.ID, st.State, st.Term)
 					}
 				} else if since, ok := noLeaderSince[i]; ok {
 					res.leaderless = max(res.leaderless, now-since)
 					delete(noLeaderSince, i)
 				}
+			}
+			if !excusable {
+				break
+			}
+			settled := !disturbed && !electing
+			if ep != nil && !settled {
+				// The cluster may settle on another leader: one whose
+				// predecessor does not preempt it (bully's nopreempt).
+				if l := s.LiveLeaders(); len(l) == 1 && l[0] != s.nodes[leader].key.ID && s.converged(false) {
+					ep.movedTo, settled = l[0], true
+					leader = s.index(l[0])
+				}
+			}
+			switch {
+			case ep == nil && disturbed:
+				ep = &lossEpisode{start: now, cut: cut, leader: s.nodes[leader].key.ID, first: first}
+				res.episodes = append(res.episodes, ep)
+			case ep != nil && !settled:
+				ep.end = 0 // disturbed again before it was quiet
+			case ep != nil && ep.end == 0:
+				ep.end = now
+			case ep != nil && now-ep.end >= lossEpisodeQuiet:
+				ep = nil
 			}
 		case "deaf-leader":
 			if st, _ := s.Status(deaf); st.State == election.StateLeader && now-cut > s.nodes[deaf].m.Config().Lease {
@@ -202,6 +376,14 @@ func (sr stabilityRun) run(trace bool) stabilityResult {
 		}
 		return true
 	})
+	if excusable {
+		res.judgeEpisodes(s.Config().Timing, cut, end)
+		if sr.quorum {
+			res.expected = float64(res.claims) * lapseChance(s.Config().Timing, sr.p, len(cfg.Nodes))
+		} else {
+			res.expected = float64(res.confirms) * lostAnswerChance(sr.p, len(cfg.Nodes))
+		}
+	}
 	if sr.fault == "deaf-leader" && newLeader < 0 {
 		res.problem("the others had no new leader %v after the cut: %s", end-cut, s.Describe())
 	} else if bound := map[bool]time.Duration{false: deafLeaderBound, true: deafLeaderLossyBound}[sr.p > 0]; res.regained > bound {
@@ -230,6 +412,8 @@ func stabilitySchedules(t *testing.T, alg string, n int) {
 	}{{false, "loss"}, {true, "loss"}, {false, "deaf-follower"}, {true, "deaf-follower"}, {true, "deaf-leader"}}
 	for _, k := range kinds {
 		failed, worstLeaderless, worstRegain, worstRegainLossless, probes := 0, time.Duration(0), time.Duration(0), time.Duration(0), 0
+		episodes, expected, longestEpisode := 0, 0.0, time.Duration(0)
+		var excused []string
 		first := uint64(1)
 		count := n
 		if *flagSeed != 0 {
@@ -250,12 +434,22 @@ func stabilitySchedules(t *testing.T, alg string, n int) {
 				worstRegainLossless = max(worstRegainLossless, res.regained)
 			}
 			probes += res.probes
+			episodes += len(res.episodes)
+			expected += res.expected
+			for _, ep := range res.episodes {
+				if ep.end != 0 {
+					longestEpisode = max(longestEpisode, ep.end-ep.start)
+				}
+				if ep.excused && len(excused) < 3 {
+					excused = append(excused, fmt.Sprintf("seed %d: %s", seed, ep.cause))
+				}
+			}
 			if len(res.problems) > 0 {
 				failed++
 				if failed <= 3 {
 					t.Errorf("%s quorum=%v %s p=%.3f seed %d: %q\nreplay: go test ./sim -run 'TestStabilitySchedules/%s$' -sim.seed %d -v",
 						alg, k.quorum, k.fault, sr.p, seed, res.problems, alg, seed)
-					if res.trace != nil {
+					if res.printTrace {
 						t.Log(res.trace.String())
 					}
 				}
@@ -263,6 +457,17 @@ func stabilitySchedules(t *testing.T, alg string, n int) {
 		}
 		t.Logf("%s, quorum=%v, %s: %d schedules, %d failed; longest leaderless %v; slowest new leader %v (without loss %v); %d PROBE packets",
 			alg, k.quorum, k.fault, count, failed, worstLeaderless, worstRegain, worstRegainLossless, probes)
+		if k.fault == "loss" {
+			// The exception's rate: a replay of one seed shows its
+			// episodes; a sweep must not have more than the loss explains.
+			allowed := lossEpisodesAllowed(expected)
+			t.Logf("%s, quorum=%v, loss: %d episodes of %s (%.2f expected, at most %d allowed), the longest %v; %q",
+				alg, k.quorum, episodes, lossException[k.quorum], expected, allowed, longestEpisode, excused)
+			if *flagSeed == 0 && episodes > allowed {
+				t.Errorf("%s, quorum=%v, loss: %d episodes of %s, more than the %d that %.2f expected allows (P < %g)",
+					alg, k.quorum, episodes, lossException[k.quorum], allowed, expected, lossEpisodeTail)
+			}
+		}
 	}
 }
 
