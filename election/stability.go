@@ -349,6 +349,14 @@ func (c *core) grants(m *wire.Message) bool {
 		return true
 	}
 	k, ok := c.members[m.Leader]
+	if !ok && m.Leader == c.leader {
+		// The leader this node follows, known from its claims though
+		// membership does not list it yet: a node that has just
+		// restarted, whose member list fills in seconds on a large LAN
+		// (a 64-host LAN's returning largest node could not take over
+		// for as long).
+		k, ok = c.termLeaderKey, true
+	}
 	return ok && k.Less(c.self)
 }
 
@@ -410,16 +418,18 @@ func (c *core) prevoteBackoff() {
 	c.setTimer(TimerPrevote, c.now+s.backoff)
 }
 
-// tooFewVoters reports whether, in a herd, this node's members and itself
-// hold fewer voters than a majority of Quorum: then no pre-vote can win,
-// and its PROBE to all would only cost every member a packet to read and
-// answer. A LAN of 128 hosts in quorum mode that starts one host after
-// another had every started host pre-vote every SuspectAfter until 65 had
-// started: a k-host LAN's k PROBEs and k² VOUCHes a round. (A smaller
-// cluster probes as before: its members may count a voter its view does
-// not list yet.)
+// tooFewVoters reports whether, in a herd with no leader, this node's
+// members and itself hold fewer voters than a majority of Quorum: then
+// no pre-vote can win, and its PROBE to all would only cost every member
+// a packet to read and answer. A LAN of 128 hosts in quorum mode that
+// starts one host after another had every started host pre-vote every
+// SuspectAfter until 65 had started: a k-host LAN's k PROBEs and k²
+// VOUCHes a round. A node that follows a leader (it would take over from
+// it) probes as before, and so does a smaller cluster: the answers of
+// voters its view does not list yet count too, and a node that has just
+// restarted may wait seconds for its member list.
 func (c *core) tooFewVoters() bool {
-	if !c.inHerd() {
+	if !c.inHerd() || c.leader != 0 {
 		return false
 	}
 	n := 1 + len(c.members)

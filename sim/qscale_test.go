@@ -147,6 +147,14 @@ func qscaleRun(t *testing.T, way string, n int, seed uint64) {
 	if e := electionPackets(&s.Stats) - electionPackets(&quiet); e != 0 {
 		t.Errorf("%s: %d election packets while the new leader held", way, e)
 	}
+
+	// The crashed node returns (its votes kept) and takes over again.
+	s.Restart(n - 1)
+	back := s.Now()
+	if !s.RunWhile(back+qscaleFailover, func() bool { return !s.converged(true) }) {
+		t.Fatalf("%s: n%d returned and did not lead within %v: %v", way, n, qscaleFailover, s.Converged(true))
+	}
+	t.Logf("%s: n%d back in the lead %v after its restart", way, n, s.Now()-back)
 	if s.Check.Count > 0 {
 		t.Fatalf("%s: %d violations, first: %s", way, s.Check.Count, s.Check.Violations[0])
 	}
