@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -18,7 +19,7 @@ const bigEnv = "LANLEADER_E2E_BIG"
 // all agree on host-32 after the last has started; host-32's agent is
 // killed and the 31 others agree on host-31 with one leader. The test bed
 // checks at the end that no host's kernel dropped a UDP send.
-func TestBigCluster32(t *testing.T) { bigCluster(t, 32) }
+func TestBigCluster32(t *testing.T) { bigCluster(t, 32, nil) }
 
 // TestBigCluster64 is TestBigCluster32 on 64 hosts (the neighbour table's
 // limits raised), only with LANLEADER_E2E_BIG=1: it loads the machine for
@@ -27,7 +28,7 @@ func TestBigCluster64(t *testing.T) {
 	if os.Getenv(bigEnv) != "1" {
 		t.Skip("64 hosts: set " + bigEnv + "=1 to run it")
 	}
-	bigCluster(t, 64)
+	bigCluster(t, 64, nil)
 }
 
 // TestBigCluster128 is TestBigCluster32 on 128 hosts, the size of the
@@ -36,14 +37,49 @@ func TestBigCluster128(t *testing.T) {
 	if os.Getenv(bigEnv) != "1" {
 		t.Skip("128 hosts: set " + bigEnv + "=1 to run it")
 	}
-	bigCluster(t, 128)
+	bigCluster(t, 128, nil)
+}
+
+// TestBigQuorum32 is TestBigCluster32 in quorum mode (--quorum 32: a
+// leader needs 17 acknowledgements, and a crashed leader's successor
+// waits for the guards of its followers, a lease and its margin after
+// their last acknowledgement).
+func TestBigQuorum32(t *testing.T) { bigQuorum(t, 32) }
+
+// TestBigQuorum64 is TestBigQuorum32 on 64 hosts, only with
+// LANLEADER_E2E_BIG=1.
+func TestBigQuorum64(t *testing.T) {
+	if os.Getenv(bigEnv) != "1" {
+		t.Skip("64 hosts: set " + bigEnv + "=1 to run it")
+	}
+	bigQuorum(t, 64)
+}
+
+// TestBigQuorum128 is TestBigQuorum32 on 128 hosts (--quorum 128, 65
+// acknowledgements), only with LANLEADER_E2E_BIG=1.
+func TestBigQuorum128(t *testing.T) {
+	if os.Getenv(bigEnv) != "1" {
+		t.Skip("128 hosts: set " + bigEnv + "=1 to run it")
+	}
+	bigQuorum(t, 128)
+}
+
+// bigQuorum is bigCluster with --quorum hosts, each agent keeping its
+// votes in a state file.
+func bigQuorum(t *testing.T, hosts int) {
+	dir := t.TempDir()
+	bigCluster(t, hosts, func(i int) []string {
+		return []string{"--quorum", strconv.Itoa(hosts), "--state-file", filepath.Join(dir, "state-"+strconv.Itoa(i+1))}
+	})
 }
 
 // bigAgree bounds the waits for agreement: generous liveness bounds (the
 // figures come from bench/lanfailover -scale), for a shared 2-core machine.
 const bigAgree = 30 * time.Second
 
-func bigCluster(t *testing.T, hosts int) {
+// bigCluster runs the scenario of TestBigCluster32 on hosts hosts; extra,
+// when not nil, gives host i's agent more flags.
+func bigCluster(t *testing.T, hosts int, extra func(i int) []string) {
 	n := NewNet(t, hosts)
 	RequireNFT(t)
 	n.CountPackets(t)
@@ -62,8 +98,12 @@ func bigCluster(t *testing.T, hosts int) {
 		// the starting LAN saturates, the time came late, sometimes
 		// after the agreement (a start-up of "0s").
 		started = time.Now()
-		procs[i] = n.Start(t, i, "run", "--bind", n.Addr(i), "--name", hostName(i),
-			"--node-id", strconv.Itoa(i+1), "--log-format", "json")
+		args := []string{"run", "--bind", n.Addr(i), "--name", hostName(i),
+			"--node-id", strconv.Itoa(i + 1), "--log-format", "json"}
+		if extra != nil {
+			args = append(args, extra(i)...)
+		}
+		procs[i] = n.Start(t, i, args...)
 	}
 	top := hosts - 1
 	agree := func(after time.Time, leader uint64, hs []int) func() (bool, string) {

@@ -64,12 +64,11 @@ func (c *core) proclaim(wasLeader, announce bool) {
 	}
 	q.votedTerm, q.votedFor = c.term, c.self.ID
 	q.nSent = 0
-	if q.acks == nil {
-		q.acks = make(map[NodeID]time.Duration)
+	if q.acked == nil {
 		q.acked = make(map[NodeID]uint32)
 	}
-	clear(q.acks)
 	clear(q.acked)
+	clear(q.latest[:])
 	c.claim()
 	c.renew()
 }
@@ -88,8 +87,13 @@ func (c *core) tellAll() {
 // a lease, COORDINATOR from a claimant.
 func (c *core) claim() {
 	q := &c.q
+	// Claim nSent+1 takes the slot of claim nSent+1-sentWindow, which
+	// leaves the window: the nodes whose latest acknowledgement it was
+	// no longer count (onAck ignores such an acknowledgement too).
 	q.sent[q.nSent%sentWindow] = c.now
+	q.latest[q.nSent%sentWindow] = 0
 	q.nSent++
+	q.nLatest = 0
 	q.resends = 0
 	c.emit(Action{Kind: ActBroadcast, Msg: c.claimMsg(), Scope: ScopeAll, Count: len(c.members)})
 	c.setTimer(TimerResend, c.now+c.resendEvery())
@@ -117,10 +121,26 @@ func (c *core) resendEvery() time.Duration {
 	return max(c.cfg.HeartbeatInterval/10, time.Millisecond)
 }
 
-// allAcked reports whether every member acknowledged the latest claim.
-func (c *core) allAcked() bool {
+// acksEnough reports whether the latest claim needs no more re-sends:
+// every member acknowledged it; in a herd (inHerd), a majority, this node
+// included. That majority renewed the lease to the latest send time plus
+// Lease, the most any acknowledgement of this claim can give, so a
+// re-send to the others would buy nothing: the lease is why the leader
+// re-sends. A follower that missed the claim hears the next heartbeat;
+// its detector takes two lost in a row (SuspectAfter is three heartbeats
+// by default), and one that misses more asks the leader with the herd's
+// PROBE, which the leader answers. A 128-host LAN's leader re-sent to
+// every member whose acknowledgement had not come back within a tenth of
+// a heartbeat (most of them, on a loaded host), up to three times, and
+// every re-send drew another acknowledgement: hundreds of packets a
+// heartbeat more than the majority it needs.
+func (c *core) acksEnough() bool {
+	q := &c.q
+	if c.inHerd() {
+		return q.nLatest+1 >= c.majority()
+	}
 	for id := range c.members {
-		if c.q.acked[id] < c.q.nSent {
+		if q.acked[id] < q.nSent {
 			return false
 		}
 	}
@@ -131,13 +151,19 @@ func (c *core) allAcked() bool {
 // has not acknowledged it, in the order of their ids.
 func (c *core) onResendTimer() {
 	q := &c.q
-	if !q.on() || c.state != StateLeader || q.nSent == 0 || q.resends >= resendRounds {
+	if !q.on() || c.state != StateLeader || q.nSent == 0 || q.resends >= resendRounds || c.acksEnough() {
 		return
 	}
 	q.resends++
+	herd := c.inHerd()
 	q.ids = q.ids[:0]
 	for id := range c.members {
-		if q.acked[id] < q.nSent {
+		// In a herd, only to a member that acknowledged an earlier claim
+		// of this leadership: its acknowledgement of this one, or this
+		// claim, may have been lost. One that never acknowledged is bound
+		// by a guard (it acknowledges when the guard ends: oweAck), or
+		// missed every claim, and hears the next heartbeat's.
+		if a := q.acked[id]; a < q.nSent && (!herd || a > 0) {
 			q.ids = append(q.ids, id)
 		}
 	}
@@ -168,21 +194,51 @@ func (c *core) tellLeader(to NodeID) {
 }
 
 // onAck: an acknowledgement of this node's claim number AckSeq (quorum
-// mode).
+// mode). Its work is O(1) but for renew's, which is O(1) in the usual
+// case: a 128-host LAN's leader takes 127 a heartbeat.
 func (c *core) onAck(m *wire.Message) {
 	q := &c.q
 	if !q.on() || c.state != StateLeader || m.Term != c.term || m.AckSeq == 0 || m.AckSeq > q.nSent || q.nSent-m.AckSeq >= sentWindow {
 		return
 	}
-	s := q.sent[(m.AckSeq-1)%sentWindow]
-	q.acked[m.From] = max(q.acked[m.From], m.AckSeq)
-	if m.AckSeq == q.nSent && c.allAcked() {
-		c.cancelTimer(TimerResend)
+	old := q.acked[m.From]
+	if m.AckSeq <= old {
+		return // a duplicate, or older than what it acknowledged before
 	}
-	if old, ok := q.acks[m.From]; !ok || s > old {
-		q.acks[m.From] = s
-		c.renew()
+	q.acked[m.From] = m.AckSeq
+	if old > 0 && q.nSent-old < sentWindow {
+		q.latest[(old-1)%sentWindow]--
 	}
+	q.latest[(m.AckSeq-1)%sentWindow]++
+	if m.AckSeq == q.nSent {
+		if _, ok := c.members[m.From]; ok {
+			q.nLatest++
+		}
+		if c.acksEnough() {
+			c.cancelTimer(TimerResend)
+		}
+	}
+	c.renew()
+}
+
+// leaseBase is the latest send time that need nodes acknowledged (each
+// with its latest acknowledgement), and whether there is one: the claims
+// of the window are walked from the latest down, adding the nodes whose
+// latest acknowledgement each is, until need are counted (one or two
+// claims in the usual case, at most sentWindow). A node whose latest
+// acknowledgement is older than the window does not count: a lease from
+// it has run out (see sentWindow), and leaving it out can only make a
+// lease shorter. It replaces a sort of every node's latest send time at
+// every acknowledgement: O(n log n) an acknowledgement, n of them a
+// heartbeat.
+func (q *quorum) leaseBase(need int) (time.Duration, bool) {
+	n := 0
+	for k := q.nSent; k > 0 && q.nSent-k < sentWindow; k-- {
+		if n += q.latest[(k-1)%sentWindow]; n >= need {
+			return q.sent[(k-1)%sentWindow], true
+		}
+	}
+	return 0, false
 }
 
 // renew confirms the claim or extends the lease when a majority supports
@@ -194,19 +250,12 @@ func (c *core) renew() {
 		return
 	}
 	need := c.majority() - 1
-	var base time.Duration
-	if need == 0 {
-		base = c.now
-	} else {
-		if len(q.acks) < need {
+	base := c.now
+	if need > 0 {
+		var ok bool
+		if base, ok = q.leaseBase(need); !ok {
 			return
 		}
-		q.scratch = q.scratch[:0]
-		for _, s := range q.acks {
-			q.scratch = append(q.scratch, s)
-		}
-		slices.Sort(q.scratch)
-		base = q.scratch[len(q.scratch)-need]
 	}
 	end := base + c.cfg.Lease
 	if end-c.cfg.StopBefore <= c.now {
@@ -258,6 +307,9 @@ func (c *core) onLeaseTimer() {
 		return
 	}
 	if c.holding() || c.out() || c.state == StateCandidate {
+		return
+	}
+	if c.payAck() {
 		return
 	}
 	if c.leader == 0 || q.pending {

@@ -133,12 +133,14 @@ func (c *core) confirmSuspicion(fresh bool) {
 	c.rtt.probeAt = 0 // a new request: an answer to an older one is not its round trip
 	sent(&c.rtt.probeAt, c.now)
 	s.needNews, s.news, s.confirmStart = fresh, false, c.now
-	c.probe(c.leader, s.lastHeard)
+	c.probe(c.leader, s.lastHeard, false)
 	c.setTimer(TimerConfirm, min(c.now+c.probeEvery(), s.confirmEnd))
 }
 
-// probe sends one PROBE about leader, last heard at heard.
-func (c *core) probe(leader NodeID, heard time.Duration) {
+// probe sends one PROBE about leader, last heard at heard: a pre-vote's
+// (prevote) to all, for a majority's answers; a confirmation's to the
+// herd's targets in a herd (probeTargets), to all otherwise.
+func (c *core) probe(leader NodeID, heard time.Duration, prevote bool) {
 	m := c.header(wire.TypeProbe)
 	m.Leader = leader
 	m.Age = wire.MaxAge
@@ -146,7 +148,7 @@ func (c *core) probe(leader NodeID, heard time.Duration) {
 		m.Age = c.ageOf(heard)
 	}
 	c.st.probes++
-	if c.probeTargets(m) {
+	if !prevote && c.probeTargets(m) {
 		return
 	}
 	c.emit(Action{Kind: ActBroadcast, Msg: m, Scope: ScopeAll, Count: len(c.members)})
@@ -167,7 +169,7 @@ func (c *core) onConfirmTimer() {
 		if c.skipRound() {
 			s.probes++
 		} else {
-			c.probe(c.leader, s.lastHeard)
+			c.probe(c.leader, s.lastHeard, false)
 		}
 		c.setTimer(TimerConfirm, min(c.now+c.probeEvery(), s.confirmEnd))
 	default:
@@ -354,6 +356,14 @@ func (c *core) grants(m *wire.Message) bool {
 		return true
 	}
 	k, ok := c.members[m.Leader]
+	if !ok && m.Leader == c.leader {
+		// The leader this node follows, known from its claims though
+		// membership does not list it yet: a node that has just
+		// restarted, whose member list fills in seconds on a large LAN
+		// (a 64-host LAN's returning largest node could not take over
+		// for as long).
+		k, ok = c.termLeaderKey, true
+	}
 	return ok && k.Less(c.self)
 }
 
@@ -392,12 +402,50 @@ func (c *core) prevote() {
 	c.prevoteRound()
 }
 
-// prevoteRound starts a round of PROBEs.
+// prevoteRound starts a round of PROBEs; in a herd, only when this node
+// knows of a majority of voters (tooFewVoters), and otherwise it waits as
+// after a round that failed.
 func (c *core) prevoteRound() {
 	s := &c.st
+	if c.tooFewVoters() {
+		s.roundEnd, s.probes = c.now, 0
+		c.prevoteBackoff()
+		return
+	}
 	s.roundEnd, s.probes = c.now+c.confirmTimeout(), 0
-	c.probe(c.leader, s.lastHeard)
+	c.probe(c.leader, s.lastHeard, true)
 	c.setTimer(TimerPrevote, min(c.now+c.probeEvery(), s.roundEnd))
+}
+
+// prevoteBackoff waits before the next pre-vote round, twice as long as
+// the last time, from twice ConfirmTimeout up to SuspectAfter.
+func (c *core) prevoteBackoff() {
+	s := &c.st
+	s.backoff = min(max(2*s.backoff, 2*c.confirmTimeout()), c.cfg.SuspectAfter)
+	c.setTimer(TimerPrevote, c.now+s.backoff)
+}
+
+// tooFewVoters reports whether, in a herd with no leader, this node's
+// members and itself hold fewer voters than a majority of Quorum: then
+// no pre-vote can win, and its PROBE to all would only cost every member
+// a packet to read and answer. A LAN of 128 hosts in quorum mode that
+// starts one host after another had every started host pre-vote every
+// SuspectAfter until 65 had started: a k-host LAN's k PROBEs and k²
+// VOUCHes a round. A node that follows a leader (it would take over from
+// it) probes as before, and so does a smaller cluster: the answers of
+// voters its view does not list yet count too, and a node that has just
+// restarted may wait seconds for its member list.
+func (c *core) tooFewVoters() bool {
+	if !c.inHerd() || c.leader != 0 {
+		return false
+	}
+	n := 1 + len(c.members)
+	for id, r := range c.roles {
+		if _, ok := c.members[id]; ok && !r.Votes() {
+			n--
+		}
+	}
+	return n < c.majority()
 }
 
 // countGrants counts this node and the grants of the last SuspectAfter,
@@ -443,8 +491,8 @@ func (c *core) onPrevoteTimer() {
 		return
 	}
 	switch {
-	case s.probes < probeRounds && c.now < s.roundEnd:
-		c.probe(c.leader, s.lastHeard)
+	case s.probes < c.prevoteProbes() && c.now < s.roundEnd:
+		c.probe(c.leader, s.lastHeard, true)
 		c.setTimer(TimerPrevote, min(c.now+c.probeEvery(), s.roundEnd))
 	case c.now < s.roundEnd:
 		c.setTimer(TimerPrevote, s.roundEnd)
@@ -453,8 +501,7 @@ func (c *core) onPrevoteTimer() {
 		// cannot be heard, or cannot hear, or the answers are slow. Wait,
 		// less and less often, disturbing nobody; late grants still count.
 		s.probes = 0
-		s.backoff = min(max(2*s.backoff, 2*c.confirmTimeout()), c.cfg.SuspectAfter)
-		c.setTimer(TimerPrevote, c.now+s.backoff)
+		c.prevoteBackoff()
 	default:
 		c.prevoteRound()
 	}

@@ -15,7 +15,7 @@ func (c *core) startElection() {
 		return
 	}
 	if c.state != StateCandidate {
-		if until, wait := c.q.putOff(c.now); wait {
+		if until, wait := c.putOff(); wait {
 			// Quorum mode: the lease of the leader this node last
 			// acknowledged may still run; elect once it surely has not,
 			// and support it no more meanwhile.

@@ -5,7 +5,7 @@
 // bridge, addresses 198.18.0.1, 198.18.0.2, …) with one `lanleader run`
 // process per host, found by multicast beacons. It needs root.
 //
-//	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-keepalived] [-advert-int 100ms]
+//	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-quorum 0,n] [-keepalived] [-advert-int 100ms]
 //	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
 //	    [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully]
 //	    [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
@@ -149,6 +149,7 @@ type options struct {
 	lossFor       time.Duration
 	vip           bool          // -vip: the client's outage rows instead of failover
 	scale         []int         // -scale: host counts of the scale table instead of failover rows
+	scaleQuorums  []bool        // -scale's -quorum: false for off, true for --quorum N with N the LAN's size
 	startEvery    time.Duration // -start-every: pause between two agents' starts
 	idle          idleSpan      // -idle-settle, -idle-window
 	seed          uint64
@@ -167,7 +168,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n"+
 			"       sudo go run ./bench/lanfailover -loss 20,30 [-loss-for 30s] [-hosts 5] [-keepalived] [-advert-int 1s,100ms]\n"+
-			"       sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-algorithm bully] [-keepalived] [-advert-int 100ms] [-idle-settle 2s] [-idle-window 5s]\n"+
+			"       sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-algorithm bully] [-quorum 0,n] [-keepalived] [-advert-int 100ms] [-idle-settle 2s] [-idle-window 5s]\n"+
 			"       sudo go run ./bench/lanfailover -vip [-trials 20] [-hosts 3] [-heartbeat 100ms,10ms] [-mode crash,graceful,resign] [-keepalived] [-advert-int 1s,100ms,10ms]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
@@ -181,7 +182,7 @@ func parseFlags(args []string) (options, error) {
 	hbs := fs.String("heartbeat", "100ms,10ms", "comma-separated lanleader heartbeat intervals (100ms is the default)")
 	modes := fs.String("mode", "crash,graceful", "comma-separated modes: crash (SIGKILL), graceful (SIGTERM)")
 	algs := fs.String("algorithm", "bully", "comma-separated lanleader election algorithms: "+strings.Join(election.Algorithms, ", ")+", or all")
-	quorums := fs.String("quorum", "0", "comma-separated quorum sizes N for the agents' --quorum (0: off, the plain algorithm; e.g. 0,5 compares both)")
+	quorums := fs.String("quorum", "0", "comma-separated quorum sizes N for the agents' --quorum (0: off, the plain algorithm; e.g. 0,5 compares both); with -scale 0 and/or n (N = each LAN's size)")
 	fs.BoolVar(&o.keepalived, "keepalived", false, "also measure keepalived (VRRP) on the same hosts")
 	adverts := fs.String("advert-int", "1s,100ms", "comma-separated keepalived advert_int values (1s is keepalived's default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random kill phase")
@@ -211,9 +212,13 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	if len(o.scale) > 0 {
-		if o.vip || len(*losses) > 0 || set["mode"] || set["quorum"] || set["hosts"] {
-			return o, errors.New("-scale: not with -vip, -loss, -mode, -quorum or -hosts (its rows are crash failovers without quorum, one per host count)")
+		if o.vip || len(*losses) > 0 || set["mode"] || set["hosts"] {
+			return o, errors.New("-scale: not with -vip, -loss, -mode or -hosts (its rows are crash failovers, one per host count)")
 		}
+		if o.scaleQuorums, err = parseScaleQuorums(*quorums, o.scale); err != nil {
+			return o, err
+		}
+		*quorums = "0"
 		if !set["heartbeat"] {
 			*hbs = "100ms"
 		}
@@ -309,6 +314,31 @@ func parseQuorums(list string, hosts int) ([]int, error) {
 			return nil, fmt.Errorf("-quorum: %d needs a majority of %d, but only %d of the %d hosts survive the kill", q, q/2+1, hosts-1, hosts)
 		case slices.Contains(out, q):
 			return nil, fmt.Errorf("-quorum: %d twice", q)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// parseScaleQuorums parses -quorum's list with -scale: 0 (off) and n
+// (--quorum N with N the LAN's size, every host a voter), each at most
+// once; n needs at least 3 hosts (a majority must survive the kill).
+func parseScaleQuorums(list string, scale []int) ([]bool, error) {
+	var out []bool
+	for f := range strings.SplitSeq(list, ",") {
+		var q bool
+		switch f = strings.TrimSpace(f); f {
+		case "0":
+		case "n":
+			q = true
+			if h := slices.Min(scale); h < 3 {
+				return nil, fmt.Errorf("-quorum n with -scale: %d hosts leave no majority of %d after the kill; want at least 3", h, h)
+			}
+		default:
+			return nil, fmt.Errorf("-quorum with -scale: %q is neither 0 (off) nor n (--quorum N, N the LAN's size)", f)
+		}
+		if slices.Contains(out, q) {
+			return nil, fmt.Errorf("-quorum: %s twice", f)
 		}
 		out = append(out, q)
 	}

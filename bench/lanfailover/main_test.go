@@ -145,3 +145,29 @@ func TestPrintScale(t *testing.T) {
 		}
 	}
 }
+
+// -scale's -quorum takes 0 (off) and n (N = each LAN's size), nothing else.
+func TestParseScaleQuorum(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []bool // nil: an error
+		err  string
+	}{
+		{[]string{"-scale", "5,32"}, []bool{false}, ""},
+		{[]string{"-scale", "5,32", "-quorum", "n"}, []bool{true}, ""},
+		{[]string{"-scale", "5,32", "-quorum", "0, n"}, []bool{false, true}, ""},
+		{[]string{"-scale", "5", "-quorum", "5"}, nil, "neither 0 (off) nor n"},
+		{[]string{"-scale", "2,5", "-quorum", "n"}, nil, "want at least 3"},
+		{[]string{"-scale", "5", "-quorum", "n,n"}, nil, "twice"},
+	} {
+		o, err := parseFlags(c.args)
+		switch {
+		case c.err == "" && (err != nil || !slices.Equal(o.scaleQuorums, c.want)):
+			t.Errorf("%q: %v, %v; want %v", c.args, o.scaleQuorums, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%q: %v; want an error with %q", c.args, err, c.err)
+		case c.err == "" && !slices.Equal(o.quorums, []int{0}):
+			t.Errorf("%q: quorums %v, want [0] (the scale rows choose theirs)", c.args, o.quorums)
+		}
+	}
+}

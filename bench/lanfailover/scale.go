@@ -38,6 +38,12 @@ import (
 //     the agents; measured before the trials, so also when a failover
 //     does not converge.
 //
+// -quorum 0,n (with -scale) chooses the rows' modes: 0 (the default)
+// without quorum, n with --quorum N where N is each LAN's size (every
+// host a voter, a majority of N/2+1 needed); a quorum row's packets
+// include the acknowledgements of the new leader's claim and heartbeats
+// up to the agreement (see main.go).
+//
 // With -keepalived, keepalived's rows follow for each -advert-int (100ms
 // by default here: its default 1s would take a minute a row): the same
 // LAN sizes and kills (measureKeepalived), its failover, VRRP packets per
@@ -60,14 +66,24 @@ func runScale(r *runner, o options, stdout, stderr io.Writer, rng *rand.Rand) in
 	var results []result
 	for _, alg := range o.algorithms {
 		for _, hb := range o.heartbeats {
-			setting := "heartbeat " + hb.String()
-			if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
-				setting = alg + ", " + setting
+			for _, q := range o.scaleQuorums {
+				setting := "heartbeat " + hb.String()
+				if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
+					setting = alg + ", " + setting
+				}
+				if q {
+					setting += ", quorum n"
+				}
+				base := result{System: "lanleader", Setting: setting, Base: setting, Mode: "crash", Startup: -1}
+				results = append(results, scaleRows(r, o, stderr, "lanleader, "+setting, base, func(oh options, res *result) {
+					quorum := 0
+					if q {
+						quorum = oh.hosts
+						res.Quorum = quorum
+					}
+					measureLanleader(r, oh, alg, hb, quorum, "crash", rng, res)
+				})...)
 			}
-			base := result{System: "lanleader", Setting: setting, Base: setting, Mode: "crash", Startup: -1}
-			results = append(results, scaleRows(r, o, stderr, "lanleader, "+setting, base, func(oh options, res *result) {
-				measureLanleader(r, oh, alg, hb, 0, "crash", rng, res)
-			})...)
 		}
 	}
 	if o.keepalived {
@@ -159,6 +175,10 @@ func printScale(w io.Writer, results []result, idle idleSpan) {
 	fmt.Fprintln(w, "# of that window): median over the agents, max over all but the leader, the leader's (host-K; it pays")
 	fmt.Fprintln(w, "# here for the kernel's delivery of its multicasts into every other namespace: a switch's work on a LAN);")
 	fmt.Fprintln(w, "# RSS: median and max over the agents")
+	if slices.ContainsFunc(results, func(res result) bool { return res.Quorum > 0 }) {
+		fmt.Fprintln(w, "# quorum n: agents run with --quorum N, N the LAN's size (a leader needs N/2+1 acknowledgements);")
+		fmt.Fprintln(w, "# its packets include the HEARTBEAT_ACKs of the new leader's claim and heartbeats until the agreement")
+	}
 }
 
 // scaleReference is the row of the smallest host count with res's
