@@ -31,6 +31,7 @@ type Agent struct {
 	log     *slog.Logger
 	epoch   time.Time // the agent's clock is time.Since(epoch): monotonic
 	cluster uint32
+	sent    sentRecord // this node's latest packets, to tell a replay of them from a clone's (transport.go)
 	// inc is the incarnation: the Unix second of the start (see auth.go),
 	// +1 at each wrap of the sequence. Two hosts cloned from one image and
 	// started in the same second have the same one, and that is kept so:

@@ -7,8 +7,10 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/lanleader/lanleader/agent/internal/udp"
@@ -125,6 +127,14 @@ func (a *Agent) accept(b []byte, ttl int, src netip.AddrPort, m *wire.Message, m
 		return "auth", "the tag does not verify: the sender has another --key-file, or the packet is forged"
 	}
 	if v := ident.Classify(a.ident(), ident.Packet{From: m.From, Incarnation: m.Incarnation, Src: src}); v != ident.Other {
+		if v == ident.Conflict && a.auth.keys != nil && m.Incarnation == a.inc.Load() && a.sent.mayHaveSent(m.Seq, b) {
+			// One of our own packets, replayed from elsewhere: nobody else
+			// can sign under our node_id and incarnation but a clone, and
+			// a clone's packets are not ours byte for byte. Taken for a
+			// conflict, a replay would take this node out of the
+			// elections.
+			return ident.Own.Reason(), ""
+		}
 		return v.Reason(), ""
 	}
 	if a.auth.replay != nil && !a.auth.replay.check(m.From, m.Incarnation, m.Seq, at) {
@@ -206,7 +216,50 @@ func (a *Agent) encode(m wire.Message) []byte {
 		b = l.mac.Seal(b)
 	}
 	l.buf = b
+	a.sent.add(l.seq, b)
 	return b
+}
+
+// sentLen is how many of its latest packets a node remembers (a hash of
+// each) to tell a replay of its own from a clone's (sentRecord).
+const sentLen = 4096
+
+// sentRecord remembers a hash of each of the latest packets this node
+// sent under its incarnation, by sequence number: the loop adds, the
+// readers ask. A signed packet with this node's node_id and incarnation
+// that comes from another address is a clone's, or a replay of one of
+// ours; a replay is byte for byte one we sent.
+type sentRecord struct {
+	last atomic.Uint32
+	hash [sentLen]atomic.Uint64
+}
+
+func (r *sentRecord) add(seq uint32, b []byte) {
+	r.hash[seq%sentLen].Store(packetHash(b))
+	r.last.Store(seq)
+}
+
+// mayHaveSent reports whether b, of sequence number seq, may be a packet
+// this node sent: one it remembers byte for byte, or one older than it
+// remembers (too old to tell: taken for a replay, so that nobody can
+// take this node out of the elections with its own old packets; a clone
+// that runs shows itself with its next packets). A sequence number not
+// yet used is never ours.
+func (r *sentRecord) mayHaveSent(seq uint32, b []byte) bool {
+	last := r.last.Load()
+	switch {
+	case seq > last:
+		return false
+	case last-seq >= sentLen:
+		return true
+	}
+	return r.hash[seq%sentLen].Load() == packetHash(b)
+}
+
+func packetHash(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 // electionAddr is where node id's election socket is: from its metadata,

@@ -384,3 +384,30 @@ func TestConflictNotices(t *testing.T) {
 		t.Errorf("want conflict with two pieces of evidence: %s %v", st.State, st.Conflict)
 	}
 }
+
+// The record of this node's own packets tells a replay of one (byte for
+// byte a packet it sent, or one too old to tell) from a clone's (another
+// packet under the same sequence number, or one not yet used).
+func TestSentRecord(t *testing.T) {
+	var r sentRecord
+	for seq := uint32(1); seq <= sentLen+10; seq++ {
+		r.add(seq, []byte(fmt.Sprintf("packet %d", seq)))
+	}
+	last := uint32(sentLen + 10)
+	for _, c := range []struct {
+		seq  uint32
+		b    string
+		want bool
+	}{
+		{last, fmt.Sprintf("packet %d", last), true},       // a replay of the latest
+		{last - 5, fmt.Sprintf("packet %d", last-5), true}, // of an older one
+		{last - 5, "a clone's packet", false},              // another packet under that number
+		{last + 1, fmt.Sprintf("packet %d", last+1), false},
+		{5, "anything", true}, // older than remembered: taken for a replay
+		{last - sentLen + 1, "a clone's packet", false},
+	} {
+		if got := r.mayHaveSent(c.seq, []byte(c.b)); got != c.want {
+			t.Errorf("seq %d %q (last %d): mayHaveSent %v, want %v", c.seq, c.b, last, got, c.want)
+		}
+	}
+}
