@@ -9,6 +9,9 @@
 #                                               systemd-analyze); then agent/ and cmd/
 #                                               again under the race detector
 #   LANLEADER_SIM_SCHEDULES=200000 ./test.sh    the long simulator sweep
+#   LANLEADER_E2E_LONG=1 ./test.sh              the e2e scenarios' long versions (more pulls,
+#                                               rounds and trials; the measuring runs)
+#   LANLEADER_EXPLORE_DEPTH=1 ./test.sh         the explorer deeper (give go test a -timeout)
 #   LANLEADER_NO_RACE=1 ./test.sh               without the race detector pass
 #   LANLEADER_FUZZTIME=0 ./test.sh              without the bounded fuzzing (a count of runs a target)
 #   LANLEADER_SYSTEMD=0 ./test.sh               without the unit under a real systemd (packaging/systemdtest:
@@ -59,7 +62,7 @@ fi
 # real agents, and a machine busy with the simulator and builds delays
 # heartbeats enough to make a follower suspect a live leader.
 go test -count=1 $(go list ./... | grep -v '/e2e$')
-go test -count=1 ./e2e/
+go test -count=1 -timeout 30m ./e2e/
 
 # Fuzzing, bounded: every fuzz target of the packet decoder and of the
 # agent's receive checks (one per message body, the tag, the whole accept

@@ -269,7 +269,7 @@ func TestClonedHosts(t *testing.T) {
 		rounds int
 		extra  []string
 	}{
-		{"default", 3, cloneRounds, nil},
+		{"default", 3, longOr(1, cloneRounds), nil},
 		// Quorum mode: a node in conflict does not vote (its vote would
 		// not be one node's: two hosts behind one node_id could each vote
 		// for another candidate in one term), so the unique hosts must be

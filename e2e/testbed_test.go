@@ -193,3 +193,16 @@ func deadPid(t *testing.T) int {
 	t.Fatal("no free pid near pid_max")
 	return 0
 }
+
+// longE2E says whether LANLEADER_E2E_LONG asks for the long versions of
+// the scenarios (more rounds, the measuring runs), which CI leaves out
+// to stay within its time.
+func longE2E() bool { return os.Getenv("LANLEADER_E2E_LONG") != "" }
+
+// longOr is short in CI and long with LANLEADER_E2E_LONG.
+func longOr(short, long int) int {
+	if longE2E() {
+		return long
+	}
+	return short
+}
