@@ -380,9 +380,11 @@ func TestConflictNotices(t *testing.T) {
 	if at := notice(s, "a new clone heard of", 700*time.Millisecond); at.Sub(t1) > 700*time.Millisecond {
 		t.Fatalf("the new clone was told %v after its packet", at.Sub(t1))
 	}
-	if st := a.Status(); st.State != "conflict" || len(st.Conflict) != 2 {
-		t.Errorf("want conflict with two pieces of evidence: %s %v", st.State, st.Conflict)
-	}
+	// The status is published after the step that sent the beacon.
+	waitFor(t, "conflict with two pieces of evidence", time.Second, func() (bool, string) {
+		st := a.Status()
+		return st.State == "conflict" && len(st.Conflict) == 2, fmt.Sprintf("%s %v", st.State, st.Conflict)
+	})
 }
 
 // The record of this node's own packets tells a replay of one (byte for
