@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"net"
@@ -411,5 +412,19 @@ func TestSentRecord(t *testing.T) {
 		if got := r.mayHaveSent(c.seq, []byte(c.b)); got != c.want {
 			t.Errorf("seq %d %q (last %d): mayHaveSent %v, want %v", c.seq, c.b, last, got, c.want)
 		}
+	}
+}
+
+// packetHash is FNV-1a (the standard library's, without its allocation).
+func TestPacketHash(t *testing.T) {
+	for _, b := range []string{"", "a", "a HEARTBEAT of 48 bytes, or so, with its tag"} {
+		h := fnv.New64a()
+		h.Write([]byte(b))
+		if got, want := packetHash([]byte(b)), h.Sum64(); got != want {
+			t.Errorf("packetHash(%q) = %x, want %x", b, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { packetHash([]byte("x")) }); n != 0 {
+		t.Errorf("packetHash allocates %v times", n)
 	}
 }
