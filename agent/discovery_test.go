@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -54,6 +55,69 @@ func TestDiscoveryLoopback(t *testing.T) {
 			t.Fatalf("host-1 does not take over: %+v", agents[0].Status())
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestDiscoveryRestart: an agent that stops and comes back on the same
+// address (what Restart= does) is joined on its first beacon. The others
+// had joined it by beacon a moment before; had that join still held back
+// the next (kickEvery), the restarted node would stay unlisted for
+// seconds, and a preferred node cannot preempt a leader it does not list.
+func TestDiscoveryRestart(t *testing.T) {
+	gp, ep := freePort(t), freePort(t)
+	set := newAgentSet(t)
+	cfg := func(i int) Config {
+		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
+		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("127.0.0.%d:%d", i+1, gp), ep, TransportMulticast
+		return c
+	}
+	// Three: host-1 and host-3 beacon only every 10 s once they have a
+	// peer, so that host-2 cannot find them by their beacons instead.
+	a, b := set.start(0, cfg(0)), set.start(1, cfg(1))
+	set.start(2, cfg(2))
+	lists := func(name, status string) bool {
+		for _, m := range a.Status().Members {
+			if m.Name == name && m.Status == status {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(electBound)
+	for !lists("host-2", "alive") || !lists("host-3", "alive") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no discovery: %+v", a.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Twice: the second restart comes about a second (the leave) after
+	// host-1 joined the first by beacon, well within kickEvery (5 s).
+	for round := 1; round <= 2; round++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := b.Stop(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(electBound)
+		for !lists("host-2", "left") {
+			if time.Now().After(deadline) {
+				t.Fatalf("host-1 does not see host-2 leave: %+v", a.Status())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		restarted := time.Now()
+		b = set.start(1, cfg(1))
+		// Its first beacon goes at its start, a lost one again a second
+		// later.
+		const bound = 2500 * time.Millisecond
+		for !lists("host-2", "alive") {
+			if time.Since(restarted) > bound {
+				t.Fatalf("restart %d: host-1 has not listed host-2 %v after its start: %+v", round, bound, a.Status())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Logf("restart %d: host-1 listed host-2 %v after its start", round, time.Since(restarted).Round(time.Millisecond))
 	}
 }
 

@@ -237,6 +237,11 @@ func (a *Agent) onMember(ev memberEvent) {
 		// gracefully says so in its metadata first.
 		m.status, m.changed = "dead", now
 		delete(l.outsiders, m.meta.NodeID)
+		// Its next beacon is a restart (Restart= brings an agent back in
+		// a second or less): joined at once, not kickEvery after the join
+		// of its previous life. Until it is listed, a preferred node
+		// cannot preempt (election's mayPreempt).
+		delete(l.kicked, ev.addr)
 		verb := "member failed"
 		if m.metaOK && m.meta.Leaving {
 			m.status, verb = "left", "member left"
