@@ -135,7 +135,11 @@ type quorum struct {
 	latest  [sentWindow]int
 	nLatest int
 	resends int // re-sends of the latest claim so far
-	ids     []NodeID
+	// told: the claim number that told the followers this node leads
+	// (the first after the confirmation); re-sent until every member
+	// acknowledged it, in a herd too (acksEnough).
+	told uint32
+	ids  []NodeID
 }
 
 // init sets quorum mode up for cfg. A node in quorum mode restarts with

@@ -241,6 +241,37 @@ func TestQuorumHerdResendsStopAtMajority(t *testing.T) {
 	}
 }
 
+// The claim that tells the followers this node leads (the first after
+// its confirmation, claim 3) is re-sent until every member acknowledged
+// it, a majority's acknowledgements notwithstanding: a follower that
+// missed it names no leader until the next heartbeat.
+func TestQuorumHerdToldClaimReachesEveryone(t *testing.T) {
+	n := herdLeader(t) // confirmed at 401ms; claim 3 tells the followers
+	for id := NodeID(1); id <= 6; id++ {
+		n.step(402*ms, ack(id, 1, 3))
+	}
+	resent := func(at time.Duration) []string {
+		var to []string
+		for _, a := range n.step(at, fire(TimerResend)) {
+			if a.Kind == ActSend {
+				to = append(to, a.String())
+			}
+		}
+		return to
+	}
+	want := []string{"send HEARTBEAT to 7 term=1", "send HEARTBEAT to 8 term=1", "send HEARTBEAT to 9 term=1",
+		"send HEARTBEAT to 10 term=1", "send HEARTBEAT to 11 term=1"}
+	if to := resent(411 * ms); !slices.Equal(to, want) {
+		t.Fatalf("re-sends of the claim that tells the followers: %q, want %q", to, want)
+	}
+	for id := NodeID(7); id <= 11; id++ {
+		n.step(412*ms, ack(id, 1, 3))
+	}
+	if to := resent(421 * ms); len(to) > 0 {
+		t.Fatalf("re-sent after every member acknowledged: %q", to)
+	}
+}
+
 // A re-send goes only to the members that acknowledged an earlier claim
 // of the leadership: 7 … 11, which never did, are bound by a guard or
 // missed every claim; they hear the next heartbeat's.
