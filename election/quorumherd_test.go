@@ -115,6 +115,29 @@ func TestQuorumHerdPutOffByRank(t *testing.T) {
 	}
 }
 
+// Past maxSkewRank ranks the put-off goes on growing, a quarter step a
+// rank, so that the herd's tail does not elect all at one instant: when
+// the largest survivors' claims come late (a loaded host), the tail's
+// pre-votes followed one another rather than 112 at once, each a PROBE
+// to every member.
+func TestQuorumHerdPutOffSpreadsTheTail(t *testing.T) {
+	const n = 64
+	step := tSuspect / maxSkewRank
+	skew := map[NodeID]time.Duration{}
+	for _, self := range []NodeID{63, 48, 47, 40, 1} {
+		node := newNode(t, key(self), othersOf(self, n, n), herdOpts, func(c *Config) { c.Quorum = n })
+		skew[self] = node.b.electSkew()
+	}
+	// 64 (the leader) and the larger ids count: 63 has rank 1, 48 rank
+	// 16, 47 rank 17, 40 rank 24, 1 rank 63.
+	want := map[NodeID]time.Duration{63: step, 48: 16 * step, 47: 16*step + step/4, 40: 16*step + 8*step/4, 1: 16*step + 47*step/4}
+	for id, w := range want {
+		if skew[id] != w {
+			t.Errorf("n%d: electSkew %v, want %v", id, skew[id], w)
+		}
+	}
+}
+
 // A pre-vote round sends one PROBE to all, not five: the majority of
 // its answers comes from the many.
 func TestQuorumHerdPrevoteOneProbeARound(t *testing.T) {
