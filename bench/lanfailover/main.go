@@ -154,6 +154,7 @@ type options struct {
 	idle          idleSpan      // -idle-settle, -idle-window
 	seed          uint64
 	verbose       bool
+	logDir        string // -logs: where the agents' logs are kept
 }
 
 func main() {
@@ -193,6 +194,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.idle.settle, "idle-settle", defaultIdleSettle, "how long after the first agreement the idle CPU's window starts (memberlist's gossip of the joins dies down meanwhile)")
 	fs.DurationVar(&o.idle.window, "idle-window", defaultIdleWindow, "how long the idle CPU of each agent is measured (CPU time comes in 10 ms ticks: a longer window is finer)")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
+	fs.StringVar(&o.logDir, "logs", "", "keep every agent's log (each process of each row, the killed ones too) in this directory, one file a process")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
 	}
@@ -514,6 +516,18 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		label += " quorum " + strconv.Itoa(quorum)
 	}
 	procs, lastStart := startAgents(r, o, n, obs, start)
+	if o.logDir != "" {
+		row := fmt.Sprintf("%s-%s-%dhosts-%s", alg, label, o.hosts, mode)
+		ended := []*e2e.Proc{}
+		defer func() {
+			keepLogs(r, filepath.Join(o.logDir, strings.ReplaceAll(row, " ", "-")), append(ended, procs...))
+		}()
+		startNext := start
+		start = func(i int) *e2e.Proc {
+			ended = append(ended, procs[i])
+			return startNext(i)
+		}
+	}
 	all := n.All()
 	others := all[:o.hosts-1]
 	top := o.hosts - 1
@@ -586,6 +600,28 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		}
 	}
 	checkSends(r, n, res)
+}
+
+// keepLogs writes the log of every process of procs into dir, one file
+// each: host-N.log, host-N.2.log for its second process, and so on.
+func keepLogs(r *runner, dir string, procs []*e2e.Proc) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.Logf("-logs: %v", err)
+		return
+	}
+	seen := map[int]int{}
+	for _, p := range procs {
+		seen[p.Host]++
+		name := hostName(p.Host)
+		if k := seen[p.Host]; k > 1 {
+			name += "." + strconv.Itoa(k)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".log"), []byte(p.Log()), 0o644); err != nil {
+			r.Logf("-logs: %v", err)
+			return
+		}
+	}
+	r.Logf("the agents' logs are in %s", dir)
 }
 
 // idleUsage measures every agent's CPU over r.idle.window, r.idle.settle
