@@ -42,8 +42,9 @@ type leadState struct {
 	resigning  bool // a resign waits for the job to stop
 	resignWhy  string
 	// leaderLost: the machine reported no leader (a suspicion, a RESIGN)
-	// since this node last followed or led; set by do, even within the
-	// step that elects the next leader.
+	// since this node last followed or led; set and cleared by do, in the
+	// order of a step's actions, even within the step that elects the
+	// next leader.
 	leaderLost bool
 	// steppedDown (quorum mode): this node stopped leading within the
 	// step being handled (its lease ran out), set by do until afterStep

@@ -219,9 +219,10 @@ func (a *Agent) do(act election.Action) {
 		if act.Leader == 0 && l.prev.Leader != 0 && !l.lost {
 			l.lost, l.lostAt = true, a.lastHeard(l.prev)
 		}
-		if act.Leader == 0 {
-			l.leaderLost = true
-		}
+		// In order: a step may also follow a leader and begin at once
+		// to take it over (a node listening after a standby hears it),
+		// a takeover from a live leader (sim/job's Driver alike).
+		l.leaderLost = act.Leader == 0
 		if a.cfg.Quorum > 0 && l.prev.State == election.StateLeader {
 			// Stepped down: a leadership ends here even when the same
 			// step starts another (a node that is its own majority).
