@@ -200,9 +200,7 @@ func (a *Agent) do(act election.Action) {
 			return
 		}
 		if a.tr.Group.IsValid() {
-			if err := a.tr.Multicast(b); err != nil {
-				a.log.Debug("multicast send", "type", act.Msg.Type.String(), "err", err)
-			}
+			a.sent1(a.tr.Multicast(b), a.tr.Group, act.Msg.Type)
 		} else {
 			a.fanOut(b, act)
 		}

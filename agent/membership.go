@@ -518,7 +518,7 @@ func (a *Agent) beacon(now time.Duration) {
 		return
 	}
 	if err := a.tr.Multicast(b); err != nil {
-		a.log.Debug("beacon", "err", err)
+		a.sent1(err, a.tr.Group, wire.TypeDiscover)
 		return
 	}
 	a.met.MessagesSent.WithLabelValues(wire.TypeDiscover.String()).Inc()
