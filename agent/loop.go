@@ -18,6 +18,9 @@ type loopState struct {
 	// elections (another algorithm, a bad election address): their
 	// election packets are dropped.
 	outsiders map[uint64]bool
+	// conflictLog limits the lines about two other nodes with one name
+	// (membership.go), as slogWriter limits memberlist's own.
+	conflictLog *lineLimit
 	// listed: node_ids that memberlist lists (reset by every membership
 	// change); syncedAt: when an unlisted sender last made this node sync
 	// its member list (syncUnlisted).
