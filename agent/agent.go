@@ -133,6 +133,7 @@ func New(cfg Config) (*Agent, error) {
 	a.loop.peers = make(map[uint64]peer)
 	a.loop.kicked = make(map[string]time.Duration)
 	a.loop.outsiders = make(map[uint64]bool)
+	a.loop.conflictLog = newLineLimit(conflictLogEvery)
 	a.loop.listed = make(map[uint64]bool)
 	a.loop.evidence = make(map[string]time.Duration)
 	a.loop.clones = make(map[netip.AddrPort]time.Duration)

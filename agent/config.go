@@ -271,8 +271,10 @@ type Config struct {
 	// link; or it is the first leader it has seen since its start) starts
 	// the job only this long after it leads, so that the previous
 	// leader's job, which its guard or its agent stops within JobGrace,
-	// has surely ended. A takeover from a live leader waits for that
-	// leader's job anyway, and one after its RESIGN needs no wait. Set it
+	// has surely ended; longer by the difference when the previous
+	// leader's JobGrace (its metadata says it) is longer than this
+	// node's. A takeover from a live leader waits for that leader's job
+	// anyway, and one after its RESIGN needs no wait. Set it
 	// to JobGrace plus a margin to trade failover time for no overlap in
 	// default mode; quorum mode needs none (the lease). Default 0.
 	TakeoverWait time.Duration

@@ -139,7 +139,7 @@ func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *authK
 	mc.Events = d
 	mc.Conflict = d
 	mc.LogOutput = nil
-	mc.Logger = log.New(&slogWriter{l: cfg.Logger.With("component", "memberlist")}, "", 0)
+	mc.Logger = log.New(newSlogWriter(cfg.Logger.With("component", "memberlist")), "", 0)
 	return mc, nil
 }
 
@@ -149,6 +149,19 @@ func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *authK
 type slogWriter struct {
 	l     *slog.Logger
 	peers authLog // rate of the lines about another key or cluster
+	// conflicts: memberlist logs a node's name claimed from two
+	// addresses ("Conflicting address") at each exchange that carries
+	// it, every few hundred milliseconds while it lasts (after a cloned
+	// host stopped, its old address and the other's keep meeting). One
+	// line per pair of addresses per conflictLogEvery, with the count of
+	// those held back; the rest at debug.
+	conflicts *lineLimit
+}
+
+const conflictLogEvery = time.Minute
+
+func newSlogWriter(l *slog.Logger) *slogWriter {
+	return &slogWriter{l: l, conflicts: newLineLimit(conflictLogEvery)}
 }
 
 // keyHint follows memberlist's lines about encryption and labels: what an
@@ -170,6 +183,18 @@ func (w *slogWriter) Write(p []byte) (int, error) {
 	s = strings.TrimPrefix(s, "memberlist: ")
 	if strings.Contains(s, "use of closed network connection") {
 		lvl = slog.LevelDebug // memberlist's goroutines racing its own shutdown
+	}
+	if rest, ok := strings.CutPrefix(s, "Conflicting address for "); ok && lvl > slog.LevelDebug {
+		// The pair of addresses, without the state that follows it.
+		key, _, _ := strings.Cut(rest, " Old state:")
+		ok, held := w.conflicts.allow(key)
+		switch {
+		case !ok:
+			lvl = slog.LevelDebug
+		case held > 0:
+			w.l.Log(nil, lvl, s, "repeated", held, "over", conflictLogEvery)
+			return len(p), nil
+		}
 	}
 	if ls := strings.ToLower(s); strings.Contains(ls, "crypt") || strings.Contains(ls, "label") {
 		// Another key or cluster: one line at error per 10 s (a flood of

@@ -518,3 +518,86 @@ func TestTakeoverWait(t *testing.T) {
 		t.Errorf("the job ran twice at once: %q", ov)
 	}
 }
+
+// slowStampJob is stampJob that takes $2 seconds to stop after SIGTERM.
+const slowStampJob = `f="$1"
+echo "start $LANLEADER_NODE_ID $(date +%s.%N) $LANLEADER_TERM $LANLEADER_LEADER_ID" >> "$f"
+trap 'sleep "$2"; echo "stop $LANLEADER_NODE_ID $(date +%s.%N)" >> "$f"; exit 0' TERM
+while :; do sleep 0.05; done
+`
+
+// The waits of a takeover are for the previous leader's job, which
+// stops within that leader's --job-grace (its metadata says it), not
+// within the new leader's own.
+//
+//   - preemption: node-1 (grace 6 s) leads, its job taking 4 s to stop;
+//     node-2 (grace 1 s, larger) joins and takes over. Its wait for
+//     node-1's job lasts up to 6 s and 2 s, and ends when that job has
+//     stopped: no overlap. With its own grace (1 s and 2 s) its job
+//     started a second before node-1's had stopped.
+//   - crash: node-2 (grace 3 s) leads; node-1 (grace 1 s,
+//     --takeover-wait 1.5 s) takes over when it crashes, and waits the
+//     difference of the graces more: 3.5 s.
+func TestTakeoverWaitsPreviousGrace(t *testing.T) {
+	t.Run("preemption", func(t *testing.T) {
+		s := newAgentSet(t)
+		stamps := filepath.Join(t.TempDir(), "stamps")
+		job := writeScript(t, "job.sh", slowStampJob)
+		c1 := testConfig("node-1", 1)
+		c1.Job, c1.JobGrace = []string{job, stamps, "4"}, 6*time.Second
+		a1 := s.start(0, c1)
+		startedAfter(t, stamps, 0, 1, electBound)
+		c2 := testConfig("node-2", 2)
+		c2.Job, c2.JobGrace = []string{job, stamps, "0"}, time.Second
+		c2.Join = []string{a1.GossipAddr().String()}
+		a2 := s.start(1, c2)
+		waitFor(t, "node-2 leads, node-1 follows it", electBound, func() (bool, string) {
+			return a2.Status().State == "leader" && a1.Status().LeaderID == 2, fmt.Sprint(a2.Status().State, a1.Status().LeaderID)
+		})
+		s2 := startedAfter(t, stamps, 1, 2, 6*time.Second+jobWaitMargin+failoverBound)
+		st := readStamps(t, stamps)
+		var stop1 *stamp
+		for i := range st {
+			if !st[i].start && st[i].node == 1 {
+				stop1 = &st[i]
+			}
+		}
+		if ov := overlaps(st); len(ov) > 0 || stop1 == nil || s2.at < stop1.at {
+			t.Fatalf("node-2's job started at %.3f, node-1's stopped at %v: want after it; overlaps %q", s2.at, stop1, ov)
+		}
+		if !strings.Contains(s.logs.String(), "at_most=8s") {
+			t.Errorf("node-2's wait was not bounded by node-1's grace (6s) and the margin (2s)")
+		}
+	})
+	t.Run("crash", func(t *testing.T) {
+		s := newAgentSet(t)
+		stamps := filepath.Join(t.TempDir(), "stamps")
+		job := writeScript(t, "job.sh", stampJob)
+		c2 := testConfig("node-2", 2)
+		c2.Job, c2.JobGrace = []string{job, stamps}, 3*time.Second
+		a2 := s.start(1, c2)
+		startedAfter(t, stamps, 0, 2, electBound)
+		c1 := testConfig("node-1", 1)
+		const wait = 1500 * time.Millisecond
+		c1.Job, c1.JobGrace, c1.TakeoverWait = []string{job, stamps}, time.Second, wait
+		c1.Join = []string{a2.GossipAddr().String()}
+		a1 := s.start(0, c1)
+		waitFor(t, "node-1 follows node-2, knowing its grace", electBound, func() (bool, string) {
+			var g time.Duration
+			a1.call(func() { g = a1.graceOf(2) })
+			return a1.Status().LeaderID == 2 && g == 3*time.Second, fmt.Sprint(a1.Status().LeaderID, " ", g)
+		})
+		n := len(readStamps(t, stamps))
+		a2.Crash()
+		var from time.Time
+		waitFor(t, "node-1 leads", failoverBound, func() (bool, string) {
+			from = time.Now()
+			return a1.Status().State == "leader", a1.Status().State
+		})
+		s1 := startedAfter(t, stamps, n, 1, 2*wait+failoverBound)
+		want := wait + 3*time.Second - time.Second
+		if d := time.Duration((s1.at - float64(from.UnixNano())/1e9) * float64(time.Second)); d < want-100*time.Millisecond {
+			t.Errorf("node-1's job started %v after it led, want --takeover-wait and the difference of the graces, %v", d, want)
+		}
+	})
+}

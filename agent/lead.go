@@ -12,11 +12,12 @@ import (
 // effective priority, resigning, and systemd's notifications. Everything
 // here runs on the loop goroutine and never blocks it.
 
-// jobWaitMargin is added to JobGrace for the longest wait of a node that
-// took the leadership over from a live leader, for that leader's job to
-// stop: the old leader kills its job by the end of its grace period and
-// then says so in its metadata, which gossip spreads within a few
-// hundred milliseconds.
+// jobWaitMargin is added to the job grace for the longest wait of a node
+// that took the leadership over from a live leader, for that leader's job
+// to stop: the old leader kills its job by the end of its grace period
+// (its own --job-grace, which its metadata carries: graceOf) and then
+// says so in its metadata, which gossip spreads within a few hundred
+// milliseconds.
 const jobWaitMargin = 2 * time.Second
 
 // jobWaitSyncEvery: while a new leader waits for the previous leader's
@@ -42,8 +43,9 @@ type leadState struct {
 	resigning  bool // a resign waits for the job to stop
 	resignWhy  string
 	// leaderLost: the machine reported no leader (a suspicion, a RESIGN)
-	// since this node last followed or led; set by do, even within the
-	// step that elects the next leader.
+	// since this node last followed or led; set and cleared by do, in the
+	// order of a step's actions, even within the step that elects the
+	// next leader.
 	leaderLost bool
 	// steppedDown (quorum mode): this node stopped leading within the
 	// step being handled (its lease ran out), set by do until afterStep
@@ -61,7 +63,13 @@ type leadState struct {
 	// takeover from a live leader), until jobWaitUntil.
 	jobWait      string
 	jobWaitUntil time.Duration
+	jobWaitMax   time.Duration // how long it may last
 	jobWaitSync  time.Duration // the next state exchange with jobWait's member
+	// formerLeader is the leader this node followed (or was) when its
+	// leadership last changed, 0 before the first: the one a leadership
+	// without a hand-over follows. (loopState.lastLeader is already this
+	// node when leadershipChanged sees it lead.)
+	formerLeader uint64
 
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
 	penalised    bool
@@ -114,10 +122,13 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		if a.procs.sup != nil && a.cfg.Quorum == 0 && prev.Leader != 0 && prev.Leader != a.cfg.NodeID && !l.leaderLost {
 			for name, m := range l.members {
 				if m.alive() && m.metaOK && m.meta.NodeID == prev.Leader {
-					l.jobWait, l.jobWaitUntil = name, now+a.cfg.JobGrace+jobWaitMargin
+					// Its job stops within its grace, not ours; ours too
+					// in case its metadata is older than a reload.
+					l.jobWaitMax = max(a.cfg.JobGrace, a.graceOf(prev.Leader)) + jobWaitMargin
+					l.jobWait, l.jobWaitUntil = name, now+l.jobWaitMax
 					l.jobWaitSync = now
 					a.log.Info("waiting for the previous leader's job to stop before starting ours",
-						"previous", name, "reported_running", m.meta.Job, "at_most", a.cfg.JobGrace+jobWaitMargin)
+						"previous", name, "reported_running", m.meta.Job, "at_most", l.jobWaitMax)
 					a.syncWait(now)
 				}
 			}
@@ -128,9 +139,12 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 			// leader (if any: a node that has just started cannot know)
 			// may have crashed or lost its link, and its job may run until
 			// its guard or its agent has stopped it, within its grace.
-			l.takeoverUntil = now + a.cfg.TakeoverWait
+			// --takeover-wait is set for a grace like this node's: a
+			// previous leader with a longer one adds the difference.
+			wait := a.cfg.TakeoverWait + max(a.graceOf(l.formerLeader)-a.cfg.JobGrace, 0)
+			l.takeoverUntil = now + wait
 			a.log.Info("leading without a hand-over: the job starts after --takeover-wait, once the previous leader's job has surely stopped",
-				"takeover_wait", a.cfg.TakeoverWait)
+				"takeover_wait", a.cfg.TakeoverWait, "wait", wait, "previous", l.formerLeader)
 			a.rearmAux()
 		}
 	}
@@ -167,7 +181,43 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		l.followed = true
 		l.leaderLost = false
 		l.lostToResign = false
+		l.formerLeader = st.Leader
 	}
+}
+
+// graceOf is how long the job of node id may take to stop after SIGTERM:
+// its --job-grace, as its metadata says; this node's own for an agent
+// whose metadata does not say (an older one) and for this node itself.
+// For a node unknown (id 0: no leader seen yet, or one membership no
+// longer lists) it is the longest of this node's and every member's, as
+// any of them may have been that leader.
+func (a *Agent) graceOf(id uint64) time.Duration {
+	own := a.cfg.JobGrace
+	if id == a.cfg.NodeID {
+		return own
+	}
+	of := func(m *member) time.Duration {
+		if m.meta.HasGrace {
+			return m.meta.JobGrace
+		}
+		return own
+	}
+	g, found := time.Duration(0), false
+	for _, m := range a.loop.members {
+		if id != 0 && m.metaOK && m.meta.NodeID == id {
+			g, found = max(g, of(m)), true
+		}
+	}
+	if found {
+		return g
+	}
+	g = own
+	for _, m := range a.loop.members {
+		if m.metaOK {
+			g = max(g, of(m))
+		}
+	}
+	return g
 }
 
 // onJobEvent is the supervisor's report, run on the loop.
@@ -312,7 +362,7 @@ func (a *Agent) onAux() {
 	a.syncWait(now)
 	if l.jobWait != "" && now >= l.jobWaitUntil {
 		a.log.Warn("the previous leader's job is still reported running: starting ours anyway", "previous", l.jobWait,
-			"waited", a.cfg.JobGrace+jobWaitMargin)
+			"waited", l.jobWaitMax)
 		l.jobWait = ""
 		a.updateJob()
 	}

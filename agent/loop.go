@@ -18,6 +18,9 @@ type loopState struct {
 	// elections (another algorithm, a bad election address): their
 	// election packets are dropped.
 	outsiders map[uint64]bool
+	// conflictLog limits the lines about two other nodes with one name
+	// (membership.go), as slogWriter limits memberlist's own.
+	conflictLog *lineLimit
 	// listed: node_ids that memberlist lists (reset by every membership
 	// change); syncedAt: when an unlisted sender last made this node sync
 	// its member list (syncUnlisted).
@@ -200,9 +203,7 @@ func (a *Agent) do(act election.Action) {
 			return
 		}
 		if a.tr.Group.IsValid() {
-			if err := a.tr.Multicast(b); err != nil {
-				a.log.Debug("multicast send", "type", act.Msg.Type.String(), "err", err)
-			}
+			a.sent1(a.tr.Multicast(b), a.tr.Group, act.Msg.Type)
 		} else {
 			a.fanOut(b, act)
 		}
@@ -219,9 +220,10 @@ func (a *Agent) do(act election.Action) {
 		if act.Leader == 0 && l.prev.Leader != 0 && !l.lost {
 			l.lost, l.lostAt = true, a.lastHeard(l.prev)
 		}
-		if act.Leader == 0 {
-			l.leaderLost = true
-		}
+		// In order: a step may also follow a leader and begin at once
+		// to take it over (a node listening after a standby hears it),
+		// a takeover from a live leader (sim/job's Driver alike).
+		l.leaderLost = act.Leader == 0
 		if a.cfg.Quorum > 0 && l.prev.State == election.StateLeader {
 			// Stepped down: a leadership ends here even when the same
 			// step starts another (a node that is its own majority).

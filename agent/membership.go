@@ -167,7 +167,12 @@ func (a *Agent) onMember(ev memberEvent) {
 	switch ev.kind {
 	case memberNameConflict:
 		if ev.name != a.cfg.Name {
-			a.log.Error("two other nodes use one name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail)
+			// Reported with memberlist's own line at each exchange that
+			// carries it: once a minute, as that line (slogWriter).
+			if ok, held := l.conflictLog.allow(ev.name + " " + ev.addr + " " + ev.detail); ok {
+				a.log.Error("two other nodes use one name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail,
+					"repeated", held, "over", conflictLogEvery)
+			}
 			return
 		}
 		// Another node has this node's name (a cloned host?): memberlist
@@ -518,7 +523,7 @@ func (a *Agent) beacon(now time.Duration) {
 		return
 	}
 	if err := a.tr.Multicast(b); err != nil {
-		a.log.Debug("beacon", "err", err)
+		a.sent1(err, a.tr.Group, wire.TypeDiscover)
 		return
 	}
 	a.met.MessagesSent.WithLabelValues(wire.TypeDiscover.String()).Inc()

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"sync"
 	"time"
@@ -13,7 +14,7 @@ import (
 )
 
 // Node metadata, carried by memberlist for every member (at most 512
-// bytes; this is at most 34). Big-endian:
+// bytes; this is at most 38). Big-endian:
 //
 //	offset size field
 //	     0    1 meta version (1)
@@ -28,6 +29,8 @@ import (
 //	                   bit 1: the job runs on this node)
 //	     -    1 role (optional; election.Role: 0 candidate, 1 witness,
 //	                  2 observer; absent: candidate)
+//	     -    4 job grace in milliseconds, rounded up (optional; absent:
+//	                  an older agent, taken to have the reader's own)
 //
 // Fields are only ever appended; a reader ignores bytes past those it
 // knows, so a newer agent's metadata still reads.
@@ -54,6 +57,11 @@ type meta struct {
 	// Role is what the member may do in the elections. An older agent
 	// sends none: it is a candidate.
 	Role election.Role
+	// JobGrace is the member's --job-grace, when HasGrace (an older
+	// agent sends none): how long its job may take to stop, which a node
+	// taking the leadership over from it waits out (lead.go graceOf).
+	JobGrace time.Duration
+	HasGrace bool
 }
 
 const (
@@ -88,7 +96,12 @@ func (m meta) append(b []byte) []byte {
 	if m.Job {
 		flags |= metaJob
 	}
-	return append(b, flags, byte(m.Role))
+	b = append(b, flags, byte(m.Role))
+	if !m.HasGrace {
+		return b
+	}
+	ms := min((m.JobGrace+time.Millisecond-1)/time.Millisecond, math.MaxUint32)
+	return binary.BigEndian.AppendUint32(b, uint32(max(ms, 0)))
 }
 
 func decodeMeta(b []byte) (meta, error) {
@@ -123,6 +136,9 @@ func decodeMeta(b []byte) (meta, error) {
 	if len(b) > 14+n+3 {
 		m.Role = election.Role(b[14+n+3])
 	}
+	if len(b) >= 14+n+4+4 {
+		m.JobGrace, m.HasGrace = time.Duration(binary.BigEndian.Uint32(b[14+n+4:]))*time.Millisecond, true
+	}
 	if m.NodeID == 0 {
 		return m, fmt.Errorf("%w: node_id 0", errMeta)
 	}
@@ -137,7 +153,7 @@ func decodeMeta(b []byte) (meta, error) {
 func (a *Agent) setMeta() {
 	b := meta{Proto: wire.Version, Algorithm: a.cfg.Algorithm, NodeID: a.cfg.NodeID,
 		Priority: a.machine.Status().Self.Priority, Election: a.tr.Local, Leaving: a.loop.leaving,
-		Job: a.loop.jobRunning, Role: a.cfg.role()}.append(nil)
+		Job: a.loop.jobRunning, Role: a.cfg.role(), JobGrace: a.cfg.JobGrace, HasGrace: true}.append(nil)
 	a.del.meta.Store(&b)
 }
 

@@ -17,6 +17,8 @@ func TestMetaRoundTrip(t *testing.T) {
 		{Proto: wire.Version, Algorithm: "ring", NodeID: 10, Priority: 2, Election: netip.MustParseAddrPort("198.18.0.10:7947")},
 		{Proto: wire.Version, Algorithm: "chang-roberts", NodeID: 11, Priority: 3, Election: netip.MustParseAddrPort("198.18.0.11:7947")},
 		{Proto: wire.Version, Algorithm: "hirschberg-sinclair", NodeID: 12, Priority: 4, Election: netip.MustParseAddrPort("198.18.0.12:7947")},
+		{Proto: wire.Version, Algorithm: "bully", NodeID: 13, Priority: 5, Election: netip.MustParseAddrPort("198.18.0.13:7947"), JobGrace: 10 * time.Second, HasGrace: true},
+		{Proto: wire.Version, Algorithm: "bully", NodeID: 14, Priority: 6, Election: netip.MustParseAddrPort("198.18.0.14:7947"), HasGrace: true},
 	} {
 		b := m.append(nil)
 		got, err := decodeMeta(b)
@@ -36,6 +38,16 @@ func TestMetaRoundTrip(t *testing.T) {
 		Election: netip.MustParseAddrPort("198.18.0.1:7947"), Leaving: true, Job: true}.append(nil)
 	if b[len(b)-2] != 3 {
 		t.Errorf("flags %#x with leaving and job, want 0x3", b[len(b)-2])
+	}
+	// The job grace: 4 bytes of milliseconds after the role, rounded up.
+	b = meta{Proto: 2, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
+		Election: netip.MustParseAddrPort("198.18.0.1:7947"), Leaving: true, JobGrace: 0x01020304*time.Millisecond - 1, HasGrace: true}.append(nil)
+	if string(b) != string(append(want, 1, 2, 3, 4)) {
+		t.Errorf("meta bytes with a grace % x, want % x", b, append(want, 1, 2, 3, 4))
+	}
+	// Metadata of an agent that predates the grace reads without one.
+	if got, err := decodeMeta(want); err != nil || got.HasGrace || got.JobGrace != 0 {
+		t.Errorf("without a grace: %+v, %v", got, err)
 	}
 	// Metadata of an agent that predates the flags byte still reads.
 	if got, err := decodeMeta(want[:len(want)-2]); err != nil || got.Leaving || got.NodeID != 0x0102030405060708 {

@@ -177,6 +177,11 @@ func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 	if a.procs.sup != nil {
 		a.procs.sup.SetLimits(proc.Limits{Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow})
 	}
+	if old.JobGrace != cfg.JobGrace {
+		// The members' takeovers wait out the grace the metadata says.
+		a.setMeta()
+		a.pushMeta()
+	}
 	if !slices.Equal(old.ResolvedChecks(), cfg.ResolvedChecks()) || !slices.Equal(old.TrackFiles, cfg.TrackFiles) {
 		applied = append(applied, "check")
 		a.replaceChecks(cfg)

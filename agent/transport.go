@@ -186,9 +186,22 @@ func (a *Agent) fanOut(b []byte, act election.Action) {
 }
 
 func (a *Agent) sendTo(b []byte, dst netip.AddrPort, t wire.Type) {
-	if err := a.tr.Send(b, dst); err != nil {
-		a.log.Debug("send", "to", dst.String(), "type", t.String(), "err", err)
+	a.sent1(a.tr.Send(b, dst), dst, t)
+}
+
+// sent1 handles the result of one send. A send the kernel could not
+// take at once (udp.ErrWouldBlock: the socket's buffer is full of
+// datagrams waiting for a neighbour that does not answer) is dropped and
+// counted, as a lost packet would be, rather than waited for: the loop
+// must not stall.
+func (a *Agent) sent1(err error, dst netip.AddrPort, t wire.Type) {
+	if err == nil {
+		return
 	}
+	if errors.Is(err, udp.ErrWouldBlock) {
+		a.met.PacketsDropped.WithLabelValues("sndbuf").Inc()
+	}
+	a.log.Debug("send", "to", dst.String(), "type", t.String(), "err", err)
 }
 
 // encode stamps a message with the cluster, incarnation and sequence and

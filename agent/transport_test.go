@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/net/ipv6"
 
 	"github.com/lanleader/lanleader/agent/internal/udp"
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -426,5 +428,44 @@ func TestPacketHash(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(10, func() { packetHash([]byte("x")) }); n != 0 {
 		t.Errorf("packetHash allocates %v times", n)
+	}
+}
+
+// fullConn is an election socket whose send buffer is full: every write
+// is refused at once, as the kernel refuses one (udp.ErrWouldBlock).
+type fullConn struct {
+	udp.Conn
+	writes int
+}
+
+func (c *fullConn) WriteTo([]byte, netip.AddrPort) error { c.writes++; return udp.ErrWouldBlock }
+
+// A send the kernel cannot take at once (the socket's buffer is full of
+// datagrams waiting for a neighbour that does not answer ARP) is dropped
+// and counted as lanleader_packets_dropped_total{reason="sndbuf"}, on the
+// unicast and the multicast paths alike; the agent goes on.
+// (udp's TestSendNeverWaits shows that the kernel's refusal comes at
+// once.)
+func TestSendBufferFullCounted(t *testing.T) {
+	a, err := New(testConfig("node-1", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &fullConn{}
+	a.tr = &udp.Transport{Uni: c, Group: netip.MustParseAddrPort("239.255.0.1:7947")}
+	dropped := func() float64 { return testutil.ToFloat64(a.met.PacketsDropped.WithLabelValues("sndbuf")) }
+	b := encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: a.cluster, From: 1, Priority: 100, Term: 1})
+	a.sendTo(b, netip.MustParseAddrPort("198.18.0.2:7947"), wire.TypeHeartbeat)
+	if c.writes != 1 || dropped() != 1 {
+		t.Fatalf("unicast: %d writes, %v counted; want 1 and 1", c.writes, dropped())
+	}
+	a.do(election.Action{Kind: election.ActBroadcast, Msg: wire.Message{Type: wire.TypeCoordinator, From: 1, Priority: 100, Term: 1}, Scope: election.ScopeAll, Count: 2})
+	if c.writes != 2 || dropped() != 2 {
+		t.Fatalf("multicast: %d writes, %v counted; want 2 and 2", c.writes, dropped())
+	}
+	// Another failure is not the buffer's: not counted.
+	a.sent1(errors.New("sendto: network unreachable"), netip.MustParseAddrPort("198.18.0.3:7947"), wire.TypeHeartbeat)
+	if dropped() != 2 {
+		t.Fatalf("another error counted as sndbuf: %v", dropped())
 	}
 }

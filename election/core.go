@@ -261,13 +261,20 @@ func (c *core) Step(now time.Duration, ev Event) []Action {
 // listens for a leader, and runs an election when none speaks up.
 func (c *core) start() {
 	c.started = c.now
-	c.settleUntil = c.now + c.cfg.StartupWait
 	c.q.startGuard(c.now)
-	c.setState(StateStarting)
-	c.setTimer(TimerStartup, c.now+c.cfg.StartupWait)
+	c.listen(c.now + c.cfg.StartupWait)
 	if c.cfg.Preempt && c.cfg.PreemptDelay > 0 {
 		c.setTimer(TimerPreempt, c.now+c.cfg.PreemptDelay)
 	}
+}
+
+// listen: until `until` the node waits for a leader to speak, and claims
+// nothing (settleUntil) before it has heard the claims in flight;
+// TimerStartup elects if none did. A claim heard ends it (follow).
+func (c *core) listen(until time.Duration) {
+	c.settleUntil = max(c.settleUntil, until)
+	c.setState(StateStarting)
+	c.setTimer(TimerStartup, until)
 }
 
 func (c *core) onTimer(t TimerKind) {

@@ -128,16 +128,28 @@ func (c *core) absent() bool { return c.conflict || c.standby }
 // acknowledges and votes, but never claims, answers an ELECTION, takes
 // part in a ring, or preempts. A leader resigns (the agent resigns first
 // itself, so that its job stops before the RESIGN). When the standby ends
-// the node elects, or takes over a smaller leader, as after a conflict.
+// a node that follows a leader takes it over if it is smaller, as after a
+// conflict; one that knows no leader listens first, as a node that has
+// just started does (listen). Electing at once, it would claim the term
+// the others may have given a leader meanwhile, which it did not hear of
+// (a node that heard no one: its link was down), and start its job
+// beside that leader's instead of taking over once that job has stopped.
 func (c *core) onStandby(on bool) {
 	if on == c.standby {
 		return
 	}
 	c.standby = on
 	if !on {
-		if !c.conflict {
-			c.reconsider()
+		if c.conflict {
+			return
 		}
+		if c.leader == 0 {
+			// (Not before a resign hold-off ends: the election
+			// TimerStartup starts would not start then.)
+			c.listen(max(c.now+c.cfg.StartupWait, c.holdUntil))
+			return
+		}
+		c.reconsider()
 		return
 	}
 	if c.state == StateLeader {

@@ -60,7 +60,7 @@ var MemberStatuses = []string{"alive", "suspect", "dead", "left"}
 
 // DropReasons lists the values of the reason label of
 // lanleader_packets_dropped_total: why a received datagram was dropped
-// before the election machine saw it.
+// before the election machine saw it, or (sndbuf) why one sent was.
 var DropReasons = []string{
 	"short",    // wire.ErrShort: shorter than the header or its type's body
 	"magic",    // wire.ErrBadMagic: not a lanleader packet
@@ -76,6 +76,7 @@ var DropReasons = []string{
 	"auth",     // with a key: no tag, or a tag that does not verify (without a key: a signed packet)
 	"replay",   // with a key: a sequence number seen before, or an earlier run of its sender
 	"outsider", // from a member that takes no part in elections (it runs another --algorithm)
+	"sndbuf",   // one this node sent that its kernel could not take at once (the socket's send buffer full)
 }
 
 // Hooks lists the values of the hook label of lanleader_hook_runs_total.
@@ -159,7 +160,7 @@ var (
 	specMessagesReceived = spec{"lanleader_messages_received_total", typeCounter, []string{"type"},
 		"Election messages received and accepted by this node, by protocol message type."}
 	specPacketsDropped = spec{"lanleader_packets_dropped_total", typeCounter, []string{"reason"},
-		"Received election datagrams dropped before reaching the election machine, by reason."}
+		"Election datagrams dropped, by reason: received ones before reaching the election machine, and sent ones the kernel could not take at once (sndbuf)."}
 	specFailover = spec{"lanleader_failover_seconds", typeHistogram, nil,
 		"Time in seconds from the old leader's last word heard at this node (its last heartbeat, or its RESIGN) to a new leader known here; a preemption is not a failover."}
 	specJobRunning = spec{"lanleader_job_running", typeGauge, nil,

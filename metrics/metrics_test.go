@@ -208,7 +208,7 @@ func TestLabelValueListsAreUnique(t *testing.T) {
 		}
 	}
 	wantDrops := []string{"short", "magic", "version", "type", "length", "trailing",
-		"cluster", "ttl", "self", "conflict", "addr", "auth", "replay", "outsider"}
+		"cluster", "ttl", "self", "conflict", "addr", "auth", "replay", "outsider", "sndbuf"}
 	if !slices.Equal(DropReasons, wantDrops) {
 		t.Errorf("DropReasons = %q, want %q", DropReasons, wantDrops)
 	}
@@ -246,7 +246,7 @@ lanleader_elections_total{result="won"} 0
 # HELP lanleader_leader_changes_total Times the leader known at this node changed.
 # TYPE lanleader_leader_changes_total counter
 lanleader_leader_changes_total 0
-# HELP lanleader_packets_dropped_total Received election datagrams dropped before reaching the election machine, by reason.
+# HELP lanleader_packets_dropped_total Election datagrams dropped, by reason: received ones before reaching the election machine, and sent ones the kernel could not take at once (sndbuf).
 # TYPE lanleader_packets_dropped_total counter
 lanleader_packets_dropped_total{reason="addr"} 0
 lanleader_packets_dropped_total{reason="auth"} 0
@@ -258,6 +258,7 @@ lanleader_packets_dropped_total{reason="outsider"} 0
 lanleader_packets_dropped_total{reason="replay"} 0
 lanleader_packets_dropped_total{reason="self"} 0
 lanleader_packets_dropped_total{reason="short"} 0
+lanleader_packets_dropped_total{reason="sndbuf"} 0
 lanleader_packets_dropped_total{reason="trailing"} 0
 lanleader_packets_dropped_total{reason="ttl"} 0
 lanleader_packets_dropped_total{reason="type"} 0

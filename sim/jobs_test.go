@@ -219,12 +219,12 @@ func TestJobClones(t *testing.T) {
 // its job at once (SIGTERM then, dead after its stop latency), starts no
 // job while the link is down, and the others elect one leader.
 //
-// What follows the link's return is measured, not asserted: the node,
-// the largest, elects at once when its standby ends (election's
-// onStandby: it does not listen first, as a restarted node does), so it
-// claims the interim leader's term again and starts its job while the
-// interim leader's job is still stopping. Invariant 8 does not cover it
-// (the node never followed the interim leader); the overlap is logged.
+// When the link is back the node, the largest, knows no leader: it
+// listens first, as a restarted node does (election's onStandby), hears
+// the interim leader, and takes over under a later term once that
+// leader's job has stopped. Electing at once, it claimed the interim
+// leader's term again and started its job 151 ms before that leader's had
+// stopped.
 func TestJobLinkDown(t *testing.T) {
 	p := job.Params{Stop: 150 * time.Millisecond, Grace: time.Second}
 	s, trace := jobCluster(t, []Node{
@@ -257,8 +257,17 @@ func TestJobLinkDown(t *testing.T) {
 	s.LinkUp(2)
 	s.RunUntil(6 * time.Second)
 	s.Check.jobsFinish()
+	l2, l3 := lives(s, 2), lives(s, 3)
 	t.Logf("n3's job ended %v after its link went down; n2's interim job %v; after the link's return: n3's jobs %v, %d overlaps, longest %v",
-		lives(s, 3)[0].End-down, lives(s, 2), lives(s, 3), s.Check.Jobs.Overlaps, s.Check.Jobs.Max)
+		l3[0].End-down, l2, l3, s.Check.Jobs.Overlaps, s.Check.Jobs.Max)
+	if len(l2) != 1 || l2[0].Open || len(l3) != 2 || !l3[1].Open {
+		logTrace(t, trace)
+		t.Fatal("want n2's interim job ended and n3's second running")
+	}
+	if l3[1].Term <= l2[0].Term || l3[1].Start < l2[0].End || s.Check.Jobs.Overlaps != 0 || s.Check.Count != 0 {
+		logTrace(t, trace)
+		t.Fatalf("want n3's second job under a later term than n2's, started after n2's had stopped; violations %q", s.Check.Violations)
+	}
 }
 
 // The checker bites (default mode): a preempting node that does not wait

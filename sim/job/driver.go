@@ -44,8 +44,11 @@ type Driver struct {
 // status before and after the step and the actions of the step.
 func (d *Driver) AfterStep(now time.Duration, before, after election.Status, acts []election.Action) {
 	for i := range acts {
-		if acts[i].Kind == election.ActFollow && acts[i].Leader == 0 {
-			d.lost = true
+		if acts[i].Kind == election.ActFollow {
+			// In order: a step may follow a leader and at once begin to
+			// take it over (a node that listened after a standby hears
+			// it): that is a takeover from a live leader.
+			d.lost = acts[i].Leader == 0
 		}
 	}
 	leads := after.State == election.StateLeader

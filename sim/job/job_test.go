@@ -3,6 +3,8 @@ package job
 import (
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/election"
 )
 
 const ms = time.Millisecond
@@ -103,5 +105,40 @@ func TestLivesOverlap(t *testing.T) {
 	}
 	if ls.Overlaps != 3 || ls.Max != 250*ms || !ls.AliveAt(3, 600*ms) || ls.AliveAt(1, 250*ms) || !ls.AliveAt(1, 249*ms) {
 		t.Fatalf("overlaps %d max %v; alive: %v %v %v", ls.Overlaps, ls.Max, ls.AliveAt(3, 600*ms), ls.AliveAt(1, 250*ms), ls.AliveAt(1, 249*ms))
+	}
+}
+
+// The driver's takeover rule: a leadership that takes over from a leader
+// this node followed waits for that leader's job, even when the step that
+// followed it also began the takeover (a node listening after a standby
+// hears the smaller leader and preempts it at once), after a leader lost
+// earlier (the RESIGN of the standby's own step down). A leader lost and
+// not followed since is no live leader: no wait.
+func TestDriverTakeoverAfterFollowInOneStep(t *testing.T) {
+	self := election.Key{Priority: 100, ID: 3}
+	st := func(s election.State, leader election.NodeID) election.Status {
+		return election.Status{Self: self, State: s, Leader: leader}
+	}
+	follow := func(id election.NodeID) []election.Action {
+		return []election.Action{{Kind: election.ActFollow, Leader: id}}
+	}
+	for _, followed := range []bool{true, false} {
+		d := Driver{WaitMax: 3 * time.Second}
+		d.AfterStep(0, st(election.StateLeader, 0), st(election.StateLeader, 3), nil)
+		d.AfterStep(time.Second, st(election.StateLeader, 3), st(election.StateFollower, 0), follow(0))
+		var acts []election.Action
+		if followed {
+			acts = follow(2)
+		}
+		d.AfterStep(3*time.Second, st(election.StateStarting, 0), st(election.StateCandidate, 2), acts)
+		d.AfterStep(3300*time.Millisecond, st(election.StateCandidate, 2), st(election.StateLeader, 3), nil)
+		want := election.NodeID(0)
+		if followed {
+			want = 2
+		}
+		if d.Wait != want || d.From != want || d.Run() != (want == 0) {
+			t.Errorf("followed n2 in the step that began the takeover %v: wait %d, from %d, run %v; want wait and from %d",
+				followed, d.Wait, d.From, d.Run(), want)
+		}
 	}
 }

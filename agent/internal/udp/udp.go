@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/net/ipv4"
@@ -34,14 +36,25 @@ const ReadBuffer = 64 << 10
 const socketBuffer = 4 << 20
 
 // Conn is one UDP socket with what the Transport needs of it: reads that
-// report the IP TTL (hop limit) of each packet, and writes.
+// report the IP TTL (hop limit) of each packet, and writes that never
+// wait (ErrWouldBlock).
 type Conn interface {
 	ReadFrom(b []byte) (n int, ttl int, src net.Addr, err error) // ttl -1: not reported
-	WriteTo(b []byte, dst net.Addr) error
+	WriteTo(b []byte, dst netip.AddrPort) error
 	Close() error
 }
 
-type conn4 struct{ p *ipv4.PacketConn }
+// ErrWouldBlock: the kernel could not take the datagram at once, and it
+// was not sent. The socket's send buffer is full: its datagrams wait in
+// the kernel, typically for a neighbour that does not answer ARP (a
+// pulled cable, a dead host), which holds them for up to 3 s. A write
+// that waited for room would stall the agent's loop as long.
+var ErrWouldBlock = errors.New("udp: the socket's send buffer is full")
+
+type conn4 struct {
+	p *ipv4.PacketConn
+	sender
+}
 
 func (c conn4) ReadFrom(b []byte) (int, int, net.Addr, error) {
 	n, cm, src, err := c.p.ReadFrom(b)
@@ -50,10 +63,12 @@ func (c conn4) ReadFrom(b []byte) (int, int, net.Addr, error) {
 	}
 	return n, cm.TTL, src, err
 }
-func (c conn4) WriteTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
-func (c conn4) Close() error                         { return c.p.Close() }
+func (c conn4) Close() error { return c.p.Close() }
 
-type conn6 struct{ p *ipv6.PacketConn }
+type conn6 struct {
+	p *ipv6.PacketConn
+	sender
+}
 
 func (c conn6) ReadFrom(b []byte) (int, int, net.Addr, error) {
 	n, cm, src, err := c.p.ReadFrom(b)
@@ -62,8 +77,86 @@ func (c conn6) ReadFrom(b []byte) (int, int, net.Addr, error) {
 	}
 	return n, cm.HopLimit, src, err
 }
-func (c conn6) WriteTo(b []byte, dst net.Addr) error { _, err := c.p.WriteTo(b, nil, dst); return err }
-func (c conn6) Close() error                         { return c.p.Close() }
+func (c conn6) Close() error { return c.p.Close() }
+
+// sender writes datagrams without waiting: sendto with MSG_DONTWAIT on
+// the socket's descriptor, where the net package would park the caller
+// until the socket is writable again. The TTL and the multicast
+// interface are the socket's options, set once, so a plain sendto keeps
+// them.
+type sender struct {
+	raw   syscall.RawConn
+	inet6 bool      // an AF_INET6 socket (IPv4 destinations go v4-mapped)
+	zones *sync.Map // zone name → interface index, for IPv6 link-local destinations
+}
+
+func newSender(c *net.UDPConn) (sender, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return sender{}, err
+	}
+	s := sender{raw: raw, zones: &sync.Map{}}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		var sa syscall.Sockaddr
+		sa, serr = syscall.Getsockname(int(fd))
+		_, s.inet6 = sa.(*syscall.SockaddrInet6)
+	}); err != nil {
+		return s, err
+	}
+	return s, serr
+}
+
+func (s sender) WriteTo(b []byte, dst netip.AddrPort) error {
+	sa, err := s.sockaddr(dst)
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = s.raw.Write(func(fd uintptr) bool {
+		serr = syscall.Sendto(int(fd), b, syscall.MSG_DONTWAIT, sa)
+		return true // never wait for room
+	})
+	if err != nil {
+		return err
+	}
+	if serr == syscall.EAGAIN || serr == syscall.EWOULDBLOCK {
+		return ErrWouldBlock
+	}
+	if serr != nil {
+		return os.NewSyscallError("sendto", serr)
+	}
+	return nil
+}
+
+func (s sender) sockaddr(dst netip.AddrPort) (syscall.Sockaddr, error) {
+	a := dst.Addr()
+	if !s.inet6 {
+		if a = a.Unmap(); !a.Is4() {
+			return nil, fmt.Errorf("udp: IPv6 destination %v on an IPv4 socket", dst)
+		}
+		return &syscall.SockaddrInet4{Port: int(dst.Port()), Addr: a.As4()}, nil
+	}
+	sa := &syscall.SockaddrInet6{Port: int(dst.Port()), Addr: a.As16()}
+	z := a.Zone()
+	if z == "" {
+		return sa, nil
+	}
+	if id, ok := s.zones.Load(z); ok {
+		sa.ZoneId = id.(uint32)
+		return sa, nil
+	}
+	// Looked up once: an interface's index is a netlink dump away.
+	if ifi, err := net.InterfaceByName(z); err == nil {
+		sa.ZoneId = uint32(ifi.Index)
+	} else if n, err := strconv.ParseUint(z, 10, 32); err == nil {
+		sa.ZoneId = uint32(n)
+	} else {
+		return nil, fmt.Errorf("udp: destination %v: no interface %q", dst, z)
+	}
+	s.zones.Store(z, sa.ZoneId)
+	return sa, nil
+}
 
 // Transport is the election socket: one unicast socket bound to the
 // agent's address (it sends everything, and receives what is sent to this
@@ -147,16 +240,16 @@ type ipConn struct {
 	}
 }
 
-func newIPConn(c *net.UDPConn, v6 bool) ipConn {
+func newIPConn(c *net.UDPConn, v6 bool, s sender) ipConn {
 	if v6 {
 		p := ipv6.NewPacketConn(c)
-		return ipConn{Conn: conn6{p}, ttlName: "hop limit", group: p,
+		return ipConn{Conn: conn6{p, s}, ttlName: "hop limit", group: p,
 			reportTTL:       func() error { return p.SetControlMessage(ipv6.FlagHopLimit, true) },
 			setTTL:          func() error { return p.SetHopLimit(LinkLocalTTL) },
 			setMulticastTTL: func() error { return p.SetMulticastHopLimit(LinkLocalTTL) }}
 	}
 	p := ipv4.NewPacketConn(c)
-	return ipConn{Conn: conn4{p}, ttlName: "TTL", group: p,
+	return ipConn{Conn: conn4{p, s}, ttlName: "TTL", group: p,
 		reportTTL:       func() error { return p.SetControlMessage(ipv4.FlagTTL, true) },
 		setTTL:          func() error { return p.SetTTL(LinkLocalTTL) },
 		setMulticastTTL: func() error { return p.SetMulticastTTL(LinkLocalTTL) }}
@@ -165,7 +258,11 @@ func newIPConn(c *net.UDPConn, v6 bool) ipConn {
 // setupConn wraps c, turns on TTL reporting and sets the unicast TTL; with
 // ifi it joins the group c is bound to on ifi.
 func setupConn(c *net.UDPConn, v6 bool, ifi *net.Interface) (ipConn, error) {
-	ic := newIPConn(c, v6)
+	s, err := newSender(c)
+	if err != nil {
+		return ipConn{}, fmt.Errorf("election socket: %w", err)
+	}
+	ic := newIPConn(c, v6, s)
 	if err := ic.reportTTL(); err != nil {
 		return ic, fmt.Errorf("election socket: report %s: %w", ic.ttlName, err)
 	}
@@ -245,14 +342,15 @@ func (t *Transport) Close() {
 	}
 }
 
-// Send writes b to dst by unicast.
+// Send writes b to dst by unicast; ErrWouldBlock when the kernel could
+// not take it at once.
 func (t *Transport) Send(b []byte, dst netip.AddrPort) error {
-	return t.Uni.WriteTo(b, net.UDPAddrFromAddrPort(dst))
+	return t.Uni.WriteTo(b, dst)
 }
 
-// Multicast writes b to the group.
+// Multicast writes b to the group, as Send.
 func (t *Transport) Multicast(b []byte) error {
-	return t.Uni.WriteTo(b, net.UDPAddrFromAddrPort(t.Group))
+	return t.Uni.WriteTo(b, t.Group)
 }
 
 // ListenError names the problem of a failed listen in words an operator
