@@ -465,6 +465,48 @@ func TestStep5ReturningLargestTakesOver(t *testing.T) {
 	n.is(StateLeader, 4, 5)
 }
 
+// Step 5, during an election: a candidate that lost its leader hears a
+// smaller node claim while it waits T. Its election takes over from that
+// leader, because it preempts it, or (preemption off) because it answered
+// an ELECTION of that leader's term and so took that election over (step
+// 4): it notes the claim and elects on, and reports no ActFollow, since
+// it follows nobody. Its status names the smaller leader, which is how
+// the driver learns that a live leader's job may run when the candidate
+// wins (sim/job's Driver, agent/lead.go: its job waits for that leader's,
+// as after any takeover from a live leader).
+func TestStep5CandidateNotesSmallerClaimAfterLoss(t *testing.T) {
+	for _, preempt := range []bool{true, false} {
+		var opts []func(*Config)
+		if !preempt {
+			opts = append(opts, noPreempt)
+		}
+		n := followerOf(t, key(3), keys(1, 2, 4, 5), key(5), 1, opts...)
+		n.expect(400*ms, evSuspect,
+			"cancel-timer suspect",
+			"follow leader=0 term=1",
+			"broadcast ELECTION to larger (1) term=1",
+			"set-timer answer at 450ms")
+		n.is(StateCandidate, 1, noLeader)
+		if preempt {
+			n.expect(420*ms, coord(2, 2), "set-timer suspect at 720ms")
+		} else {
+			// 1 lost 2, the leader of term 2, which 3 never heard of.
+			n.expect(410*ms, election(1, 2), "send ANSWER to 1 term=1")
+			n.expect(420*ms, heartbeat(2, 2), "set-timer suspect at 720ms")
+		}
+		n.is(StateCandidate, 2, 2)
+		if st := n.m.Status(); st.LeaderKey != key(2) {
+			t.Errorf("preempt %v: the noted leader's key in the status is %v, want %v", preempt, st.LeaderKey, key(2))
+		}
+		n.expect(450*ms, fire(TimerAnswer),
+			"cancel-timer suspect",
+			"broadcast COORDINATOR to all (4) term=3",
+			"become-leader term=3",
+			"set-timer heartbeat at 550ms")
+		n.is(StateLeader, 3, 3)
+	}
+}
+
 // A machine starts once: a node that restarts has lost its memory and gets
 // a new machine. EvStart given again to a running leader changes nothing,
 // and it goes on sending heartbeats.
