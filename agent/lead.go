@@ -43,17 +43,17 @@ type leadState struct {
 	resigning  bool // a resign waits for the job to stop
 	resignWhy  string
 	// leaderLost: the machine reported no leader (a suspicion, a RESIGN)
-	// since this node last followed or led; set and cleared by do, in the
-	// order of a step's actions, even within the step that elects the
-	// next leader.
+	// since its status last named one (leadershipChanged); set and
+	// cleared by do, in the order of a step's actions, even within the
+	// step that elects the next leader.
 	leaderLost bool
 	// steppedDown (quorum mode): this node stopped leading within the
 	// step being handled (its lease ran out), set by do until afterStep
 	// has handled the step.
 	steppedDown bool
 
-	// lostToResign: the leader lost since this node last followed or led
-	// was lost to its RESIGN (its job stopped before it resigned).
+	// lostToResign: the leader lost since the status last named one was
+	// lost to its RESIGN (its job stopped before it resigned).
 	lostToResign bool
 	// takeoverUntil: Config.TakeoverWait, the job waits until then (0:
 	// no wait).
@@ -65,10 +65,11 @@ type leadState struct {
 	jobWaitUntil time.Duration
 	jobWaitMax   time.Duration // how long it may last
 	jobWaitSync  time.Duration // the next state exchange with jobWait's member
-	// formerLeader is the leader this node followed (or was) when its
-	// leadership last changed, 0 before the first: the one a leadership
-	// without a hand-over follows. (loopState.lastLeader is already this
-	// node when leadershipChanged sees it lead.)
+	// formerLeader is the leader this node's status last named (one it
+	// followed or was, or a claim it noted as a candidate), 0 before the
+	// first: the one a leadership without a hand-over follows.
+	// (loopState.lastLeader is already this node when leadershipChanged
+	// sees it lead.)
 	formerLeader uint64
 
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
@@ -179,6 +180,13 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 			a.judgeProbes(st)
 		}
 		l.followed = true
+	}
+	if st.Leader != 0 {
+		// A live leader: this node, the one it follows, or one whose claim
+		// it heard as a candidate while its own election goes on (bully
+		// notes a smaller leader's claim that its election overrides,
+		// with no ActFollow). A leadership that follows takes over from
+		// it, and its job may run (sim/job's Driver alike).
 		l.leaderLost = false
 		l.lostToResign = false
 		l.formerLeader = st.Leader

@@ -14,11 +14,12 @@ import (
 //     clones (a node's job left to its guard by a crash included).
 //  7. No job starts on a node whose link is down.
 //  8. Default mode: a node that took the leadership over from a live
-//     leader (a preemption: it followed that leader right up to its own
-//     leadership) never starts its job while the displaced leader's job
-//     still runs, when both are up, awake, with their links up and
-//     connected both ways, and the displaced one knows it no longer
-//     leads; the displaced job is one that ran when the takeover began.
+//     leader (a preemption: it followed that leader, or noted its claim
+//     as a candidate, right up to its own leadership; the driver's From)
+//     never starts its job while the displaced leader's job still runs,
+//     when both are up, awake, with their links up and connected both
+//     ways, and the displaced one knows it no longer leads; the
+//     displaced job is one that ran when the takeover began.
 //     (A leader lost to a crash, a suspicion or a cut is not waited for:
 //     default mode runs one job per side while it lasts.)
 //

@@ -364,3 +364,66 @@ func TestQuorumJobCheckerCatchesDeposedAck(t *testing.T) {
 		}
 	}
 }
+
+// A takeover from a leader noted during an election (default mode). n5
+// leads n1…n5 and crashes with n4 (membership still lists both); n2
+// cannot hear n3 (a one-way cut), and n3 stalls for 90 ms just as the
+// followers' detectors fire. n2 elects first, hears no ANSWER (n3's is
+// cut) and leads, its job starting at once. n3 has lost n5 meanwhile
+// ("has no leader") and is electing (ELECTION to n4, which is gone) when
+// n2's COORDINATOR comes: it notes the claim and elects on, with no
+// ActFollow (election's TestStep5CandidateNotesSmallerClaimAfterLoss).
+// The cut heals; n3 wins, n2 follows it and stops its job (1 s). n2 was
+// alive, leading, and heard by n3: n3's job waits for n2's to stop.
+// Before, the loss of n5 stood in n3's driver, and n3 started its job at
+// once: the two jobs ran together for 1 s (n2's stop), which invariant 8
+// did not see either, since the driver's From (0: no live leader) is
+// what it checks.
+func TestJobTakeoverFromNotedLeaderWaits(t *testing.T) {
+	p := job.Params{Stop: time.Second, Grace: 3 * time.Second}
+	var nodes []Node
+	for id := election.NodeID(1); id <= 5; id++ {
+		nodes = append(nodes, Node{Key: election.Key{Priority: 100, ID: id}, Preempt: true, Job: p})
+	}
+	s, trace := jobCluster(t, nodes, false, nil)
+	s.Start()
+	s.RunUntil(time.Second)
+	if got := s.LiveLeaders(); len(got) != 1 || got[0] != 5 {
+		t.Fatalf("leaders %v, want [5]", got)
+	}
+	s.OneWay([]int{2}, []int{1})
+	s.Crash(3)
+	s.Crash(4)
+	s.At(1250*time.Millisecond, func() { s.Pause(2) })
+	s.At(1340*time.Millisecond, func() { s.Resume(2) })
+	noted := func() bool {
+		st, _ := s.Status(2)
+		return st.State == election.StateCandidate && st.Leader == 2
+	}
+	if !s.RunWhile(2*time.Second, func() bool { return !noted() }) {
+		logTrace(t, trace)
+		t.Fatal("n3 never noted n2's claim during its election")
+	}
+	if l := lives(s, 2); len(l) != 1 || !l[0].Open {
+		logTrace(t, trace)
+		t.Fatalf("n2's jobs %v when n3 notes its claim, want one running", l)
+	}
+	s.Heal()
+	s.RunUntil(6 * time.Second)
+	s.Check.jobsFinish()
+	if got := s.LiveLeaders(); len(got) != 1 || got[0] != 3 {
+		logTrace(t, trace)
+		t.Fatalf("leaders %v, want [3]", got)
+	}
+	l2, l3 := lives(s, 2), lives(s, 3)
+	if len(l2) != 1 || l2[0].Open || len(l3) != 1 || !l3[0].Open {
+		logTrace(t, trace)
+		t.Fatalf("n2's jobs %v, n3's %v: want n2's ended and n3's running", l2, l3)
+	}
+	t.Logf("n2's job %v, n3's %v: n3's starts %v after n2's ended; violations %q", l2[0], l3[0], l3[0].Start-l2[0].End, s.Check.Violations)
+	if l3[0].Start < l2[0].End || s.Check.Count != 0 ||
+		!strings.Contains(trace.String(), "n3 takes over from live leader n2") || !strings.Contains(trace.String(), "n3 waits for n2's job to stop") {
+		logTrace(t, trace)
+		t.Fatal("want n3 to take over from live n2 and start its job after n2's ended, with no violation")
+	}
+}

@@ -19,9 +19,13 @@ type Driver struct {
 	WaitMax time.Duration
 
 	leads bool // the machine reports this node leads (quorum mode: with a lease)
-	// lost: the machine reported no leader since this node last followed
-	// or led (a suspicion, a RESIGN, a step-down): a leadership that
-	// follows is no takeover from a live leader.
+	// lost: the machine reported no leader (a suspicion, a RESIGN, a
+	// step-down) since its status last named one: a leadership that
+	// follows is no takeover from a live leader. A status names a
+	// leader this node follows or is, and also one a candidate has
+	// heard claim while its own election goes on (bully notes a smaller
+	// leader's claim that its election overrides, with no ActFollow):
+	// that leader is alive, and its job may run.
 	lost bool
 	// Wait is the leader whose job must stop before ours starts (a
 	// takeover from it while it lived), until WaitUntil; 0: none.
@@ -65,7 +69,7 @@ func (d *Driver) AfterStep(now time.Duration, before, after election.Status, act
 		// A resign under way has nothing left to resign.
 		d.Wait, d.From, d.Resigning = 0, 0, false
 	}
-	if leads || after.State == election.StateFollower && after.Leader != 0 {
+	if after.Leader != 0 {
 		d.lost = false
 	}
 	d.leads = leads

@@ -1,10 +1,12 @@
 package job
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
 )
 
 const ms = time.Millisecond
@@ -113,7 +115,8 @@ func TestLivesOverlap(t *testing.T) {
 // followed it also began the takeover (a node listening after a standby
 // hears the smaller leader and preempts it at once), after a leader lost
 // earlier (the RESIGN of the standby's own step down). A leader lost and
-// not followed since is no live leader: no wait.
+// none named since (the status names none: no leader followed, no claim
+// noted) is no live leader: no wait.
 func TestDriverTakeoverAfterFollowInOneStep(t *testing.T) {
 	self := election.Key{Priority: 100, ID: 3}
 	st := func(s election.State, leader election.NodeID) election.Status {
@@ -127,11 +130,12 @@ func TestDriverTakeoverAfterFollowInOneStep(t *testing.T) {
 		d.AfterStep(0, st(election.StateLeader, 0), st(election.StateLeader, 3), nil)
 		d.AfterStep(time.Second, st(election.StateLeader, 3), st(election.StateFollower, 0), follow(0))
 		var acts []election.Action
+		named := election.NodeID(0)
 		if followed {
-			acts = follow(2)
+			acts, named = follow(2), 2
 		}
-		d.AfterStep(3*time.Second, st(election.StateStarting, 0), st(election.StateCandidate, 2), acts)
-		d.AfterStep(3300*time.Millisecond, st(election.StateCandidate, 2), st(election.StateLeader, 3), nil)
+		d.AfterStep(3*time.Second, st(election.StateStarting, 0), st(election.StateCandidate, named), acts)
+		d.AfterStep(3300*time.Millisecond, st(election.StateCandidate, named), st(election.StateLeader, 3), nil)
 		want := election.NodeID(0)
 		if followed {
 			want = 2
@@ -139,6 +143,57 @@ func TestDriverTakeoverAfterFollowInOneStep(t *testing.T) {
 		if d.Wait != want || d.From != want || d.Run() != (want == 0) {
 			t.Errorf("followed n2 in the step that began the takeover %v: wait %d, from %d, run %v; want wait and from %d",
 				followed, d.Wait, d.From, d.Run(), want)
+		}
+	}
+}
+
+// The driver's takeover rule, with the election machine that feeds it: a
+// candidate that lost its leader (n5, suspected: "follow leader=0") and
+// hears a smaller node (n2) claim while its own election goes on notes
+// that claim and elects on, with no ActFollow for n2; its status names
+// n2. When it wins, that is a takeover from a live leader whose job may
+// run: the driver waits for it. (It did not: the loss of n5 stood, and
+// the new leader's job started at once beside n2's.) If n2 is lost in
+// turn before the candidate wins, there is no live leader to wait for.
+func TestDriverTakeoverFromNotedLeader(t *testing.T) {
+	for _, lostAgain := range []bool{false, true} {
+		cfg := election.DefaultConfig(3)
+		cfg.Textbook = true
+		m, err := election.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := Driver{WaitMax: 3 * time.Second}
+		step := func(at time.Duration, ev election.Event) []election.Action {
+			before := m.Status()
+			acts := m.Step(at, ev)
+			d.AfterStep(at, before, m.Status(), acts)
+			return acts
+		}
+		claim := func(id election.NodeID, term uint64) election.Event {
+			return election.Event{Kind: election.EvMessage, Msg: wire.Message{Type: wire.TypeCoordinator, From: id, Priority: 100, Term: term}}
+		}
+		for _, id := range []election.NodeID{1, 2, 4, 5} {
+			step(0, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: 100, ID: id}})
+		}
+		step(0, election.Event{Kind: election.EvStart})
+		step(10*ms, claim(5, 1))
+		step(400*ms, election.Event{Kind: election.EvSuspectLeader})
+		acts := step(420*ms, claim(2, 2))
+		if st := m.Status(); st.State != election.StateCandidate || st.Leader != 2 || slices.ContainsFunc(acts, func(a election.Action) bool { return a.Kind == election.ActFollow }) {
+			t.Fatalf("n2's claim during n3's election: status %+v, actions %v; want a candidate naming n2, no ActFollow", st, acts)
+		}
+		want := election.NodeID(2)
+		if lostAgain {
+			step(430*ms, election.Event{Kind: election.EvSuspectLeader})
+			want = 0
+		}
+		step(450*ms, election.Event{Kind: election.EvTimer, Timer: election.TimerAnswer})
+		if st := m.Status(); st.State != election.StateLeader {
+			t.Fatalf("n3 at the end of T: %+v, want leader", st)
+		}
+		if d.Wait != want || d.From != want || d.Run() != (want == 0) {
+			t.Errorf("n2 lost again before n3 leads %v: wait %d, from %d, run %v; want wait and from %d", lostAgain, d.Wait, d.From, d.Run(), want)
 		}
 	}
 }
