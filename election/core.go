@@ -32,6 +32,9 @@ type exclusion struct {
 	// resigned: it promised silence for its hold-off, so hearing from it
 	// does not end the exclusion; a suspicion ends when it speaks.
 	resigned bool
+	// unacked: it did not acknowledge a hop of the ring family's; only
+	// such a node is passed by on the ring (ring.go, skipped).
+	unacked bool
 }
 
 // elector is the part of a machine that differs between algorithms: how

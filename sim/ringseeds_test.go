@@ -1,0 +1,36 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/lanleader/lanleader/election"
+)
+
+// The ring family's random schedules that once broke an invariant, each
+// replayed as it was generated then: they hold every invariant now.
+func TestRingFamilySchedulesOnceBroken(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sch  Schedule
+		was  string
+	}{
+		{"chang-roberts/8951", withoutJobs(GenerateFor(election.AlgorithmChangRoberts, 8951)),
+			"two leaders of term 5 in a reliable schedule: a node that suspected its live former leader passed it by on the ring"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := Run(tc.sch, nil)
+			if res.Failed() || res.DupTerms > 0 {
+				t.Errorf("%s (it was: %s):\n%s%v, %d same-term leaderships", tc.name, tc.was, tc.sch.Describe(), res.Violations, res.DupTerms)
+			}
+		})
+	}
+}
+
+// withoutJobs is sch as GenerateFor made the ring family's schedules
+// before they had jobs and pulled cables: no jobs, no link-down.
+func withoutJobs(sch Schedule) Schedule {
+	sch.Config.Jobs = false
+	sch.Faults = slices.DeleteFunc(slices.Clone(sch.Faults), func(f Fault) bool { return f.Kind == FaultLink })
+	return sch
+}
