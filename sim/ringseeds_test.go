@@ -29,6 +29,12 @@ func TestRingFamilySchedulesOnceBroken(t *testing.T) {
 		{"ring/1234", GenerateFor(election.AlgorithmRing, 1234), "no convergence: a round every 245 ms for ever"},
 		{"ring/4857", GenerateFor(election.AlgorithmRing, 4857), "no convergence: a round every 245 ms for ever"},
 		{"ring/roles/94", GenerateRoles(election.AlgorithmRing, 94, false), "no convergence"},
+		// Observers that recognised the larger of two leaders of one
+		// term (one each side of a cut), which then died, took no claim
+		// of the smaller and could not elect: leaderless for good.
+		{"ring/roles/7267", GenerateRoles(election.AlgorithmRing, 7267, false), "no convergence: observers without a leader"},
+		{"chang-roberts/roles/17226", GenerateRoles(election.AlgorithmChangRoberts, 17226, false), "no convergence: observers without a leader"},
+		{"hirschberg-sinclair/roles/12534", GenerateRoles(election.AlgorithmHirschbergSinclair, 12534, false), "no convergence: observers without a leader"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := Run(tc.sch, nil)
