@@ -22,9 +22,10 @@ import (
 //     and the message sent to the next live successor — the texts' "if
 //     the next process does not answer, send to the one after it". A
 //     member that membership reports dead is skipped at once; a leader
-//     that the detector suspects is not (skipped, below). A hop to the node the message is for (its home:
-//     a list's initiator, an election message's candidate) is tried
-//     homeTries times before it is skipped (ringhop.go).
+//     that the detector suspects is not (skipped, below). A hop to the
+//     node the message is for (its home: a list's initiator, an election
+//     message's candidate) is tried homeTries times before it is skipped
+//     (ringhop.go).
 //   - Rounds with terms. An election is a round: its initiator proposes
 //     the term max(term, maxSeen)+1, which the round's messages carry and
 //     its result claims. A round with a higher term replaces a lower one
