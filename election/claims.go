@@ -17,14 +17,18 @@ func (c *core) onMessage(m *wire.Message) {
 		c.maxSeen = m.Term
 	}
 	k := Key{Priority: m.Priority, ID: m.From}
-	// (A HEARTBEAT_ACK does not teach keys: quorum-mode followers send
-	// one for every claim, and a follower that wakes from a pause acks its
+	// In the ring family a header teaches its sender's key only when it
+	// is the newest message heard from the sender (newestFrom). (A
+	// HEARTBEAT_ACK does not teach keys: quorum-mode followers send one
+	// for every claim, and a follower that wakes from a pause acks its
 	// backlog under the key it had before a change it has yet to handle;
 	// the leader would keep that stale key, as it hears nothing else from
 	// a node that now runs for election on the ring.)
-	if old, ok := c.members[k.ID]; ok && old != k && m.Type != wire.TypeHeartbeatAck {
-		c.members[k.ID] = k
-		c.keysChanged()
+	if m.Type != wire.TypeHeartbeatAck && (c.cfg.Algorithm == AlgorithmBully || c.newestFrom(m)) {
+		if old, ok := c.members[k.ID]; ok && old != k {
+			c.members[k.ID] = k
+			c.keysChanged()
+		}
 	}
 	// It speaks, so it is no longer suspected; a resign hold-off is a
 	// promise of silence, so it stands until it ends.
@@ -56,6 +60,48 @@ func (c *core) onMessage(m *wire.Message) {
 	default:
 		c.e.onMessage(m, k)
 	}
+}
+
+// sendOrder is where a message stands among those its sender sent: its
+// header's incarnation, then its sequence number. The agent's sequence
+// grows by one a packet and never wraps within an incarnation (at the
+// wrap the incarnation grows); a restarted agent's incarnation is the
+// second of its start, and within the same second its sequence starts
+// above the previous run's (agent/auth.go, startSeq). A restart with a
+// smaller incarnation (the clock set back) has its key taught by
+// membership alone until its sender is reported gone and back.
+type sendOrder struct{ inc, seq uint32 }
+
+func (a sendOrder) after(b sendOrder) bool {
+	return a.inc > b.inc || a.inc == b.inc && a.seq > b.seq
+}
+
+// newestFrom records m's place among the messages heard from its sender,
+// a member, and reports whether m is the newest of them: only then does
+// its header show the sender's key as it is now. One sent before it
+// changed its priority can arrive after the change was heard (a delayed
+// or reordered packet, the backlog of a node that woke from a pause),
+// and its key would undo the newer one; a node that then sends this one
+// no more (a candidate's hops go to its successor only) would stay on
+// the others' rings where it no longer is, and their rounds pass it by
+// for good (the simulator's Chang–Roberts seed 15007). A message without
+// a sequence number (0: the agent's never is) is taken as the newest.
+// Bully keeps the rule it had, any header's key (its runs and traces are
+// the reference the ring family is measured against); it has no ring
+// order for a stale key to break.
+func (c *core) newestFrom(m *wire.Message) bool {
+	if m.Seq == 0 && m.Incarnation == 0 {
+		return true
+	}
+	if _, ok := c.members[m.From]; !ok {
+		return true
+	}
+	o := sendOrder{inc: m.Incarnation, seq: m.Seq}
+	if last, ok := c.newest[m.From]; ok && !o.after(last) {
+		return false
+	}
+	c.newest[m.From] = o
+	return true
 }
 
 // accepts reports whether a claim of key from to lead with term is

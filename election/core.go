@@ -32,6 +32,9 @@ type exclusion struct {
 	// resigned: it promised silence for its hold-off, so hearing from it
 	// does not end the exclusion; a suspicion ends when it speaks.
 	resigned bool
+	// unacked: it did not acknowledge a hop of the ring family's; only
+	// such a node is passed by on the ring (ring.go, skipped).
+	unacked bool
 }
 
 // elector is the part of a machine that differs between algorithms: how
@@ -116,6 +119,9 @@ type core struct {
 	members  map[NodeID]Key       // live members other than this node
 	roles    map[NodeID]Role      // the members that are not candidates, and their roles
 	excluded map[NodeID]exclusion // suspected, unresponsive or resigned: not awaited in elections for a while
+	// newest: the place of the newest message heard from each member,
+	// whose header alone may teach the member's key (claims.go).
+	newest map[NodeID]sendOrder
 
 	// startedOnce: EvStart was handled. A machine starts once; a node that
 	// restarts gets a new machine (its memory is gone).
@@ -171,6 +177,7 @@ func (c *core) init(cfg Config, e elector) error {
 		det:      det,
 		state:    StateStarting,
 		members:  make(map[NodeID]Key),
+		newest:   make(map[NodeID]sendOrder),
 		roles:    make(map[NodeID]Role),
 		excluded: make(map[NodeID]exclusion),
 	}

@@ -30,6 +30,7 @@ func (c *core) onMemberDown(id NodeID) {
 		return
 	}
 	delete(c.members, id)
+	delete(c.newest, id)
 	delete(c.roles, id)
 	delete(c.excluded, id)
 	c.st.herdState.membersChanged()

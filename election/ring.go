@@ -18,13 +18,14 @@ import (
 //   - Acknowledged hops. Every message sent along the ring (an election
 //     message or an announcement) is acknowledged with RING_ACK by the
 //     node that gets it. A hop not acknowledged within T (AnswerTimeout,
-//     2·t_max + t_process) is skipped: the node left out for a while, as a
-//     suspected leader is, and the message sent to the next live
-//     successor — the texts' "if the next process does not answer, send
-//     to the one after it". A member that membership reports dead is
-//     skipped at once. A hop to the node the message is for (its home:
-//     a list's initiator, an election message's candidate) is tried
-//     homeTries times before it is skipped (ringhop.go).
+//     2·t_max + t_process) is skipped: the node left out for a while,
+//     and the message sent to the next live successor — the texts' "if
+//     the next process does not answer, send to the one after it". A
+//     member that membership reports dead is skipped at once; a leader
+//     that the detector suspects is not (skipped, below). A hop to the
+//     node the message is for (its home: a list's initiator, an election
+//     message's candidate) is tried homeTries times before it is skipped
+//     (ringhop.go).
 //   - Rounds with terms. An election is a round: its initiator proposes
 //     the term max(term, maxSeen)+1, which the round's messages carry and
 //     its result claims. A round with a higher term replaces a lower one
@@ -228,13 +229,26 @@ func (r *ringCore) next(dir uint8) (NodeID, bool) {
 	return 0, false
 }
 
-// skipped reports whether the ring passes member id by for now: it is
-// suspected, or did not acknowledge a hop. A node in its resign hold-off
-// is not passed by: it is alive, and passes messages on (it takes no part
-// as a candidate), so that announcements reach it.
+// skipped reports whether the ring passes member id by for now: it did
+// not acknowledge a hop. A node in its resign hold-off is not passed by:
+// it is alive, and passes messages on (it takes no part as a candidate),
+// so that announcements reach it.
+//
+// Nor is a leader that this node suspected: a suspicion is the
+// detector's guess, and the node may be alive, a leader no longer that
+// follows another in silence. Passed by, it would miss the round of the
+// node that suspected it while taking part in a round of its own of the
+// same term, and a Chang–Roberts identifier that went round without it
+// would come home as the largest when it is not: two leaders of one term
+// (the simulator's Chang–Roberts seed 8951, a reliable schedule). A hop
+// to it costs T when it is dead, and it is then passed by, as the texts
+// say: "if the successor does not answer, send to the one after it".
+// With Config.Textbook the detector is the texts' perfect one (the
+// coordinator noticed gone has crashed), and a suspected leader is
+// passed by at once, as they count it.
 func (r *ringCore) skipped(id NodeID) bool {
 	x, ok := r.excluded[id]
-	return ok && r.now < x.until && !x.resigned
+	return ok && r.now < x.until && !x.resigned && (x.unacked || r.cfg.Textbook)
 }
 
 // ringSize is the number of nodes on the ring, this one included (as

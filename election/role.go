@@ -95,9 +95,27 @@ func (c *core) benched() bool { return !c.cfg.Role.MayLead() }
 // instead, with an ANSWER of its term: a leader that hears of a later
 // term leads on under a fresh one (claims.go), which everyone accepts.
 // Bully's candidates take no ANSWER from a node that may not lead.
+//
+// In the ring family the claim may also be of its own term, by a key
+// smaller than the one it recognised for that term: two nodes led it, one
+// on each side of a cut, and the larger has died since. The node may not
+// follow the smaller (a term names one leader), nor elect, and no
+// candidate that follows the claimant has reason to: the witnesses and
+// observers that recognised the larger stayed leaderless for good (the
+// simulator's role schedules, ring and Chang–Roberts 7267 and 17226,
+// Hirschberg–Sinclair 12534). Its ANSWER names the term after its own,
+// so that the leader leads on under a fresh one. Bully keeps its rule.
 func (c *core) nudgeStale(from Key, term uint64) {
-	if c.benched() && !c.absent() && c.leader == 0 && term < c.term {
+	if !c.benched() || c.absent() || c.leader != 0 {
+		return
+	}
+	switch {
+	case term < c.term:
 		c.send(from.ID, wire.TypeAnswer)
+	case term == c.term && c.cfg.Algorithm != AlgorithmBully:
+		m := c.header(wire.TypeAnswer)
+		m.Term = c.term + 1
+		c.emit(Action{Kind: ActSend, To: from.ID, Msg: m, Count: 1})
 	}
 }
 

@@ -155,6 +155,40 @@ func TestRoleNudgesAStaleLeader(t *testing.T) {
 	}
 }
 
+// In the ring family a witness or observer with no leader that hears a
+// claim of its own term by a smaller key than the one it recognised for
+// that term (two leaderships of one term, one each side of a cut, the
+// larger since gone) asks the claimant for the term after it; the leader
+// leads on under a fresh term, which the observer follows. Before, it
+// stayed leaderless for good (the role schedules, ring 7267). Bully's
+// observer says nothing, as before.
+func TestRoleNudgesALeaderOfItsOwnTerm(t *testing.T) {
+	for _, alg := range []string{AlgorithmRing, AlgorithmChangRoberts, AlgorithmHirschbergSinclair} {
+		t.Run(alg, func(t *testing.T) {
+			o := newMachine(t, alg, key(9), keys(1, 5), roleOf(RoleObserver))
+			o.step(0, evStart)
+			o.step(100*ms, coord(5, 2)) // the leader of term 2, then gone
+			o.step(200*ms, memberDown(5))
+			o.is(StateFollower, 2, noLeader)
+			o.expect(300*ms, heartbeat(1, 2), "send ANSWER to 1 term=3")
+			o.is(StateFollower, 2, noLeader)
+
+			l := newMachine(t, alg, key(1), nil)
+			l.step(0, evStart)
+			l.step(tStartup, fire(TimerStartup))
+			acts := l.step(320*ms, answer(9, 3))
+			if !has(acts, "broadcast COORDINATOR to all (0) term=4") {
+				t.Fatalf("the leader told of term 3: %q, want a claim of term 4", actStrings(acts))
+			}
+			o.expect(330*ms, coord(1, 4), fmtFollow(1, 4), "set-timer suspect at 630ms")
+		})
+	}
+	b := started(t, key(9), keys(1, 5), roleOf(RoleObserver))
+	b.step(100*ms, coord(5, 2))
+	b.step(200*ms, memberDown(5))
+	b.expect(300*ms, heartbeat(1, 2))
+}
+
 // A candidate in quorum mode does not count an observer's VOUCH as a
 // pre-vote: with 1 and observer 3 granting, 2 of N=3 would be a majority.
 func TestRoleObserverGrantsNoPrevote(t *testing.T) {

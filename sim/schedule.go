@@ -131,20 +131,9 @@ func DefaultTiming() election.Config {
 
 // GenerateFor makes the random schedule of seed (the same cluster and
 // faults as Generate) for the nodes running algorithm.
-//
-// The ring family's default-mode schedules run without jobs and without
-// pulled cables: with them some of its runs do not converge (a standby
-// that ends, or a resign that waits for a slow job, leaves a ring
-// election going round: ring seeds 1234 and 4857, GenerateRoles ring 94),
-// which is the ring family's liveness to fix, not the jobs' safety.
-// GenerateQuorum gives the jobs back to every algorithm.
 func GenerateFor(algorithm string, seed uint64) Schedule {
 	sch := Generate(seed)
 	sch.Config.Algorithm = algorithm
-	if algorithm != "" && algorithm != election.AlgorithmBully {
-		sch.Config.Jobs = false
-		sch.Faults = slices.DeleteFunc(sch.Faults, func(f Fault) bool { return f.Kind == FaultLink })
-	}
 	return sch
 }
 
