@@ -3,7 +3,6 @@ package explore
 import (
 	"fmt"
 	"net/netip"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -134,6 +133,8 @@ type explorer struct {
 	seen    map[uint64]struct{}
 	res     Result
 	lines   []string // the lines of the step being taken
+	copier  copier
+	hasher  hasher
 }
 
 // Explore searches every schedule of shape within b.
@@ -572,7 +573,7 @@ func (e *explorer) finish(s *state) {
 // clone copies s for a successor.
 func (e *explorer) clone(s *state) *state {
 	n := &state{now: s.now, seq: s.seq, left: s.left, depth: s.depth, trace: s.trace}
-	n.nodes = deepCopy(s.nodes)
+	n.nodes = copyWith(&e.copier, s.nodes)
 	n.msgs = slices.Clone(s.msgs)
 	n.lives.All = slices.Clone(s.lives.All)
 	return n
@@ -581,10 +582,11 @@ func (e *explorer) clone(s *state) *state {
 // hash is the state's identity for the search: everything that decides
 // what follows, and the choice points left.
 func (e *explorer) hash(s *state) uint64 {
-	h := newHasher()
+	h := &e.hasher
+	h.reset()
 	h.u64(uint64(s.now))
 	for i := range s.nodes {
-		h.value(reflectOf(&s.nodes[i]))
+		hashValue(h, &s.nodes[i])
 	}
 	// Packets in flight, in the order of their sequence (which decides
 	// the default order).
@@ -595,15 +597,13 @@ func (e *explorer) hash(s *state) uint64 {
 		h.u64(uint64(m.due))
 		mm := m.m
 		mm.Addr = netip.AddrPort{}
-		h.value(reflectOf(&mm))
+		hashValue(h, &mm)
 	}
 	for _, l := range s.lives.All {
 		h.u64(uint64(l.Node))
 		h.u64(uint64(l.Start))
 		h.u64(uint64(l.Term))
 	}
-	h.value(reflectOf(&s.left))
-	return h.h
+	hashValue(h, &s.left)
+	return h.sum()
 }
-
-func reflectOf[T any](p *T) reflect.Value { return reflect.ValueOf(p).Elem() }
