@@ -291,6 +291,34 @@ func TestExploreFindsLinkIgnored(t *testing.T) {
 	t.Logf("found: %s", r.Violation)
 }
 
+// A bug of the code as it is (quorum mode), found by this explorer and
+// not yet fixed: a leader whose link goes down steps down through its
+// standby (election's onStandby → resign) without the guard that a
+// deposed leader keeps until its lease has ended (quorum.depose, which
+// follow and the lease's expiry set). Its job, which ignores SIGTERM,
+// runs until its guard kills it at the lease's end; the link comes back
+// 150 ms later, and the node, still listening, acknowledges the claim of
+// a node that restarted (so that its own guard is over): their two votes
+// are a majority of three, and the new leader's job starts 65 ms before
+// the old one dies. This test pins the schedule; when the standby path
+// deposes as follow does, it fails: move its bounds to TestExploreFixed.
+func TestExploreFindsStandbyVote(t *testing.T) {
+	sh := shape("3 candidates")
+	sh.Stops = stops
+	b := bounds(t, Bounds{Crash: 1, Restart: 1, LinkDown: 1, LinkFor: outages, Horizon: 1500 * time.Millisecond})
+	r := Explore(sh, b)
+	report(t, sh, b, r)
+	for _, want := range []string{"n2 crashes", "n2 starts (incarnation 2", "n3 link down; n3 follower", "n3's job ignores SIGTERM", "n3 link up", "HEARTBEAT_ACK n3→n2 term=2"} {
+		if !strings.Contains(r.Trace, want) {
+			t.Fatalf("want the schedule to say %q; got %q\n%s", want, r.Violation, tail(r.Trace, 40))
+		}
+	}
+	if !strings.Contains(r.Violation, "invariant 6: jobs overlap: n3 term 1") {
+		t.Fatalf("want n3's job of term 1 to overlap the next leader's; got %q", r.Violation)
+	}
+	t.Logf("found: %s", r.Violation)
+}
+
 // The code as it is: within the CI's bounds, no schedule breaks an
 // invariant, for each cluster shape, in quorum mode (invariant 6: one job
 // at a time; 7: none runs on a node whose link is down) and in default
@@ -356,7 +384,7 @@ func tail(s string, n int) string {
 
 // BenchmarkExplore measures the search's speed on a quorum-mode shape
 // whose search does not depend on the bound's environment variable: in
-// states a second of wall time, and a second of this process's CPU time
+// distinct states a second of wall time, and a second of this process's CPU time
 // (which a busy machine does not change as much).
 func BenchmarkExplore(b *testing.B) {
 	bd := Bounds{Reorder: 1, Loss: 1, MaxDelay: 5 * time.Millisecond, Horizon: 600 * time.Millisecond}
@@ -365,7 +393,7 @@ func BenchmarkExplore(b *testing.B) {
 	cpu := cpuTime()
 	for b.Loop() {
 		r := Explore(shape("3 candidates"), bd)
-		states += r.States
+		states += r.Distinct
 		elapsed += r.Elapsed
 	}
 	cpu = cpuTime() - cpu
