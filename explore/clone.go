@@ -4,230 +4,512 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"math"
+	"hash/maphash"
 	"reflect"
 	"slices"
+	"sync"
 	"unsafe"
 )
 
 // The election machines keep their state in unexported fields, and the
 // election package has no Clone (nor should it for the agent's sake):
-// the explorer copies and hashes them by reflection, reading and writing
-// unexported fields through unsafe pointers. Pointers are followed and
-// shared structure is kept (a machine's core points back to the machine
-// itself); a func or chan field that is not nil cannot be copied and
-// panics, so that a machine that grows one is noticed at once.
+// the explorer copies and hashes them by what reflection says of their
+// types. Walking a value with reflect at every copy cost most of a
+// search (a reflect.Value per field, and opening each unexported one),
+// so each type is compiled once into a plan, which then works on raw
+// memory: runs of fields that hold no pointers are copied as bytes and
+// hashed as bytes (padding left out), and only pointers, slices, maps,
+// strings and interfaces are handled one by one, with typed stores so
+// that the garbage collector sees every pointer written.
+//
+// Pointers are followed and shared structure is kept when two pointers
+// point to the start of one object (a machine's core points back to the
+// machine itself); a pointer into the middle of an object copied
+// elsewhere would become a second copy, which TestCloneStepsAsOriginal
+// would show. A func or chan field that is not nil cannot be copied and
+// panics, so that a machine that grows one is noticed at once. Values of
+// package unique's handles (netip's zones) are canonical and immutable:
+// they are shared, never copied. Scratch fields (scratchFields) are left
+// empty in a copy and out of the hash.
 
-type ptrKey struct {
-	p uintptr
-	t reflect.Type
+// scratchFields are the machines' scratch buffers, emptied at each use
+// (election's core.acts, quorum.ids): their contents past a step do not
+// matter.
+var scratchFields = map[string]bool{"acts": true, "scratch": true, "ids": true}
+
+// plan copies and hashes values of one type.
+type plan struct {
+	t    reflect.Type
+	size uintptr
+	// flat: no pointer anywhere in the value: a byte copy is a deep
+	// copy.
+	flat bool
+	// ranges are the bytes that hold data (not padding), as offsets, for
+	// the hash of a flat value.
+	ranges []span
+	// ops: a struct that is not flat, for its copy, field by field.
+	ops []op
+	// hops: a struct that is not flat, for its hash: its data bytes and
+	// the fields that are not flat.
+	hops []op
+	// elem, key: the plans of a pointer's, slice's, array's or map's
+	// element and of a map's key.
+	elem, key *plan
+	// shared: a pointer to something immutable and canonical (a handle
+	// of package unique): copied and hashed as an address.
+	shared bool
 }
 
-type copier struct{ seen map[ptrKey]reflect.Value }
+type span struct{ off, n uintptr }
 
-// deepCopy returns a copy of v that shares no memory with it.
-func deepCopy[T any](v T) T {
-	c := copier{seen: make(map[ptrKey]reflect.Value)}
-	src := reflect.ValueOf(&v).Elem()
-	dst := reflect.New(src.Type()).Elem()
-	c.copy(dst, src)
-	return dst.Interface().(T)
+// op is one part of a struct that is not flat: bytes to move (a run of
+// flat fields), a value to copy by its plan, or a scratch field to skip.
+type op struct {
+	off, n  uintptr
+	p       *plan // nil: bytes
+	scratch bool
 }
 
-// open makes v readable and, when addressable, settable, even when it is
-// an unexported field.
-func open(v reflect.Value) reflect.Value {
-	if v.CanAddr() {
-		return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+// plans holds the compiled plans; planMu serialises compiling, which
+// may recurse through a type's own plan before it is done.
+var (
+	plans   sync.Map // reflect.Type → *plan
+	planMu  sync.Mutex
+	pending map[reflect.Type]*plan // being compiled, under planMu
+)
+
+// planOf returns the plan of t, compiling it the first time.
+func planOf(t reflect.Type) *plan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan)
 	}
-	return v
+	planMu.Lock()
+	defer planMu.Unlock()
+	return compiling(t)
 }
 
-func (c *copier) copy(dst, src reflect.Value) {
-	dst, src = open(dst), open(src)
-	switch src.Kind() {
-	case reflect.Pointer:
-		if src.IsNil() {
-			return
+// compiling returns t's plan, under planMu: a plan being compiled (a
+// recursive type) or a new one.
+func compiling(t reflect.Type) *plan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan)
+	}
+	if p, ok := pending[t]; ok {
+		return p
+	}
+	outer := pending == nil
+	if outer {
+		pending = make(map[reflect.Type]*plan)
+	}
+	p := &plan{t: t, size: t.Size()}
+	pending[t] = p
+	p.compile()
+	if outer {
+		for t, q := range pending {
+			plans.Store(t, q)
 		}
-		k := ptrKey{src.Pointer(), src.Type()}
-		if p, ok := c.seen[k]; ok {
-			dst.Set(p)
-			return
+		pending = nil
+	}
+	return p
+}
+
+func (p *plan) compile() {
+	t := p.t
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		p.flat, p.ranges = true, []span{{0, p.size}}
+	case reflect.Array:
+		p.elem = compiling(t.Elem())
+		if p.elem.flat {
+			p.flat = true
+			if len(p.elem.ranges) == 1 && p.elem.ranges[0] == (span{0, p.elem.size}) {
+				p.ranges = []span{{0, p.size}}
+			} else {
+				for i := range uintptr(t.Len()) {
+					for _, r := range p.elem.ranges {
+						p.ranges = appendSpan(p.ranges, span{i*p.elem.size + r.off, r.n})
+					}
+				}
+			}
 		}
-		p := reflect.New(src.Type().Elem())
-		c.seen[k] = p
-		c.copy(p.Elem(), src.Elem())
-		dst.Set(p)
-	case reflect.Interface:
-		if src.IsNil() {
-			return
-		}
-		e := src.Elem()
-		ne := reflect.New(e.Type()).Elem()
-		// The element of an interface is not addressable: copy it to
-		// a variable first, so that its unexported fields can be read.
-		tmp := reflect.New(e.Type()).Elem()
-		tmp.Set(e)
-		c.copy(ne, tmp)
-		dst.Set(ne)
 	case reflect.Struct:
-		for i := range src.NumField() {
-			c.copy(dst.Field(i), src.Field(i))
+		if t.PkgPath() == "unique" {
+			// unique.Handle: one pointer to a canonical value.
+			if t.Size() != unsafe.Sizeof(unsafe.Pointer(nil)) || t.NumField() != 1 || t.Field(0).Type.Kind() != reflect.Pointer {
+				panic(fmt.Sprintf("explore: cannot copy a %v", t))
+			}
+			p.shared = true
+			return
+		}
+		p.flat = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			fp := compiling(f.Type)
+			switch {
+			case scratchFields[f.Name] && f.Type.Kind() == reflect.Slice:
+				p.flat = false
+				p.ops = append(p.ops, op{off: f.Offset, n: fp.size, scratch: true})
+			case fp.flat:
+				for _, r := range fp.ranges {
+					p.ranges = appendSpan(p.ranges, span{f.Offset + r.off, r.n})
+					if n := len(p.hops); n > 0 && p.hops[n-1].p == nil && p.hops[n-1].off+p.hops[n-1].n == f.Offset+r.off {
+						p.hops[n-1].n += r.n
+					} else {
+						p.hops = append(p.hops, op{off: f.Offset + r.off, n: r.n})
+					}
+				}
+				if n := len(p.ops); n > 0 && p.ops[n-1].p == nil && !p.ops[n-1].scratch && p.ops[n-1].off+p.ops[n-1].n == f.Offset {
+					p.ops[n-1].n += fp.size
+				} else {
+					p.ops = append(p.ops, op{off: f.Offset, n: fp.size})
+				}
+			default:
+				p.flat = false
+				p.ops = append(p.ops, op{off: f.Offset, n: fp.size, p: fp})
+				p.hops = append(p.hops, op{off: f.Offset, n: fp.size, p: fp})
+			}
+		}
+		if p.flat {
+			p.ops, p.hops = nil, nil
+		}
+	case reflect.Pointer:
+		p.elem = compiling(t.Elem())
+	case reflect.Slice:
+		p.elem = compiling(t.Elem())
+	case reflect.Map:
+		p.key, p.elem = compiling(t.Key()), compiling(t.Elem())
+	case reflect.String, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+	default:
+		panic(fmt.Sprintf("explore: cannot copy a %v", t))
+	}
+}
+
+// appendSpan appends r to rs, merged with the last span when they touch.
+func appendSpan(rs []span, r span) []span {
+	if n := len(rs); n > 0 && rs[n-1].off+rs[n-1].n == r.off {
+		rs[n-1].n += r.n
+		return rs
+	}
+	return append(rs, r)
+}
+
+func add(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }
+
+func moveBytes(dst, src unsafe.Pointer, n uintptr) {
+	if n > 0 {
+		copy(unsafe.Slice((*byte)(dst), n), unsafe.Slice((*byte)(src), n))
+	}
+}
+
+// sliceHeader is a slice's representation; its pointer field makes a
+// store of it a typed store.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// copier copies one value; it remembers the objects it has copied, by
+// address and type, to keep shared structure.
+type copier struct {
+	seen []copied
+}
+
+type copied struct {
+	src unsafe.Pointer
+	t   reflect.Type
+	dst unsafe.Pointer
+}
+
+// deepCopy returns a copy of v that shares no mutable memory with it.
+func deepCopy[T any](v T) T {
+	var c copier
+	return copyWith(&c, v)
+}
+
+// copyWith is deepCopy with a copier whose memory is reused.
+func copyWith[T any](c *copier, v T) T {
+	c.seen = c.seen[:0]
+	var out T
+	p := planOf(reflect.TypeFor[T]())
+	c.copy(p, unsafe.Pointer(&out), unsafe.Pointer(&v))
+	clear(c.seen)
+	return out
+}
+
+// copy copies the value at src into dst, which holds the zero value of
+// p's type.
+func (c *copier) copy(p *plan, dst, src unsafe.Pointer) {
+	if p.flat {
+		moveBytes(dst, src, p.size)
+		return
+	}
+	if p.shared {
+		*(*unsafe.Pointer)(dst) = *(*unsafe.Pointer)(src)
+		return
+	}
+	switch p.t.Kind() {
+	case reflect.Struct:
+		for _, o := range p.ops {
+			switch {
+			case o.scratch:
+			case o.p == nil:
+				moveBytes(add(dst, o.off), add(src, o.off), o.n)
+			default:
+				c.copy(o.p, add(dst, o.off), add(src, o.off))
+			}
 		}
 	case reflect.Array:
-		for i := range src.Len() {
-			c.copy(dst.Index(i), src.Index(i))
+		for i := range uintptr(p.t.Len()) {
+			c.copy(p.elem, add(dst, i*p.elem.size), add(src, i*p.elem.size))
 		}
+	case reflect.Pointer:
+		if sp := *(*unsafe.Pointer)(src); sp != nil {
+			*(*unsafe.Pointer)(dst) = c.object(p.elem, sp)
+		}
+	case reflect.String:
+		*(*string)(dst) = *(*string)(src)
 	case reflect.Slice:
-		if src.IsNil() {
+		sh := (*sliceHeader)(src)
+		if sh.data == nil {
 			return
 		}
-		n := reflect.MakeSlice(src.Type(), src.Len(), src.Cap())
-		for i := range src.Len() {
-			c.copy(n.Index(i), src.Index(i))
+		data := reflect.MakeSlice(p.t, sh.len, sh.cap).UnsafePointer()
+		if p.elem.flat {
+			moveBytes(data, sh.data, uintptr(sh.len)*p.elem.size)
+		} else {
+			for i := range uintptr(sh.len) {
+				c.copy(p.elem, add(data, i*p.elem.size), add(sh.data, i*p.elem.size))
+			}
 		}
-		dst.Set(n)
+		*(*sliceHeader)(dst) = sliceHeader{data, sh.len, sh.cap}
 	case reflect.Map:
-		if src.IsNil() {
-			return
-		}
-		n := reflect.MakeMapWithSize(src.Type(), src.Len())
-		it := src.MapRange()
-		for it.Next() {
-			k := reflect.New(src.Type().Key()).Elem()
-			c.copy(k, it.Key())
-			v := reflect.New(src.Type().Elem()).Elem()
-			tmp := reflect.New(src.Type().Elem()).Elem()
-			tmp.Set(it.Value())
-			c.copy(v, tmp)
-			n.SetMapIndex(k, v)
-		}
-		dst.Set(n)
+		c.copyMap(p, dst, src)
+	case reflect.Interface:
+		c.copyIface(p, dst, src)
 	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		if !src.IsNil() {
-			panic(fmt.Sprintf("explore: cannot copy a %v", src.Type()))
+		if *(*unsafe.Pointer)(src) != nil {
+			panic(fmt.Sprintf("explore: cannot copy a %v", p.t))
 		}
-	default:
-		dst.Set(src)
 	}
 }
 
-// hasher is FNV-1a over the values it is given.
-type hasher struct {
-	h    uint64
-	seen map[ptrKey]uint64
-	buf  [8]byte
+// object returns the copy of the object of plan p at sp, copying it the
+// first time it is met.
+func (c *copier) object(p *plan, sp unsafe.Pointer) unsafe.Pointer {
+	for _, s := range c.seen {
+		if s.src == sp && s.t == p.t {
+			return s.dst
+		}
+	}
+	dp := reflect.New(p.t).UnsafePointer()
+	c.seen = append(c.seen, copied{sp, p.t, dp})
+	c.copy(p, dp, sp)
+	return dp
 }
 
-const fnvOffset, fnvPrime = 14695981039346656037, 1099511628211
+func (c *copier) copyMap(p *plan, dst, src unsafe.Pointer) {
+	if *(*unsafe.Pointer)(src) == nil {
+		return
+	}
+	sm := reflect.NewAt(p.t, src).Elem()
+	nm := reflect.MakeMapWithSize(p.t, sm.Len())
+	k, v := reflect.New(p.t.Key()).Elem(), reflect.New(p.t.Elem()).Elem()
+	for it := sm.MapRange(); it.Next(); {
+		k.SetIterKey(it)
+		v.SetIterValue(it)
+		nk, nv := k, v
+		if !p.key.flat {
+			nk = reflect.New(p.t.Key()).Elem()
+			c.copy(p.key, nk.Addr().UnsafePointer(), k.Addr().UnsafePointer())
+		}
+		if !p.elem.flat {
+			nv = reflect.New(p.t.Elem()).Elem()
+			c.copy(p.elem, nv.Addr().UnsafePointer(), v.Addr().UnsafePointer())
+		}
+		nm.SetMapIndex(nk, nv)
+	}
+	*(*unsafe.Pointer)(dst) = nm.UnsafePointer()
+}
 
-func newHasher() *hasher { return &hasher{h: fnvOffset} }
+// An interface value is two words: its dynamic type (a type or an itab,
+// which names one concrete type) and its data, which is the value itself
+// for a pointer and a pointer to an immutable box otherwise (what the
+// runtime and reflect rely on). dynamic finds the concrete type's plan
+// from the first word, once per type.
+type dynamic struct {
+	p   *plan
+	ptr bool // a pointer: the data word is the value
+}
+
+var dynamics sync.Map // the type word → *dynamic
+
+func dynamicOf(t reflect.Type, iface unsafe.Pointer) *dynamic {
+	w := (*[2]unsafe.Pointer)(iface)[0]
+	if d, ok := dynamics.Load(w); ok {
+		return d.(*dynamic)
+	}
+	et := reflect.NewAt(t, iface).Elem().Elem().Type()
+	d := &dynamic{p: planOf(et), ptr: et.Kind() == reflect.Pointer}
+	dynamics.Store(w, d)
+	return d
+}
+
+func (c *copier) copyIface(p *plan, dst, src unsafe.Pointer) {
+	sw, dw := (*[2]unsafe.Pointer)(src), (*[2]unsafe.Pointer)(dst)
+	if sw[0] == nil {
+		return
+	}
+	d := dynamicOf(p.t, src)
+	switch {
+	case d.ptr:
+		dw[0] = sw[0]
+		if sw[1] != nil {
+			dw[1] = c.object(d.p.elem, sw[1])
+		}
+	case d.p.flat || d.p.shared:
+		// An immutable box of a value that holds no mutable memory.
+		dw[0], dw[1] = sw[0], sw[1]
+	default:
+		box := reflect.New(d.p.t).UnsafePointer()
+		c.copy(d.p, box, sw[1])
+		dw[0], dw[1] = sw[0], box
+	}
+}
+
+// hasher hashes values with hash/maphash (one seed for the process: a
+// hash identifies a state within one search).
+type hasher struct {
+	m    maphash.Hash
+	seen []unsafe.Pointer // the objects hashed, numbered by their order
+}
+
+var hashSeed = maphash.MakeSeed()
+
+func (h *hasher) reset() {
+	h.m.SetSeed(hashSeed)
+	h.seen = h.seen[:0]
+}
+
+func (h *hasher) sum() uint64 { return h.m.Sum64() }
 
 func (h *hasher) u64(v uint64) {
-	binary.LittleEndian.PutUint64(h.buf[:], v)
-	for _, b := range h.buf {
-		h.h ^= uint64(b)
-		h.h *= fnvPrime
-	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	h.m.Write(b[:])
 }
+
+func (h *hasher) bytes(b []byte) { h.m.Write(b) }
 
 func (h *hasher) str(s string) {
 	h.u64(uint64(len(s)))
-	for i := range len(s) {
-		h.h ^= uint64(s[i])
-		h.h *= fnvPrime
+	h.m.WriteString(s)
+}
+
+// hashValue hashes *v.
+func hashValue[T any](h *hasher, v *T) {
+	h.hash(planOf(reflect.TypeFor[T]()), unsafe.Pointer(v))
+}
+
+// hash hashes the value of plan p at ptr, following pointers (each
+// object once) and hashing a map's entries in an order of their own
+// hashes.
+func (h *hasher) hash(p *plan, ptr unsafe.Pointer) {
+	if p.flat {
+		for _, r := range p.ranges {
+			h.bytes(unsafe.Slice((*byte)(add(ptr, r.off)), r.n))
+		}
+		return
+	}
+	if p.shared {
+		h.u64(uint64(uintptr(*(*unsafe.Pointer)(ptr))))
+		return
+	}
+	switch p.t.Kind() {
+	case reflect.Struct:
+		for _, o := range p.hops {
+			if o.p == nil {
+				h.bytes(unsafe.Slice((*byte)(add(ptr, o.off)), o.n))
+			} else {
+				h.hash(o.p, add(ptr, o.off))
+			}
+		}
+	case reflect.Array:
+		for i := range uintptr(p.t.Len()) {
+			h.hash(p.elem, add(ptr, i*p.elem.size))
+		}
+	case reflect.Pointer:
+		h.object(p.elem, *(*unsafe.Pointer)(ptr))
+	case reflect.String:
+		h.str(*(*string)(ptr))
+	case reflect.Slice:
+		sh := (*sliceHeader)(ptr)
+		h.u64(uint64(sh.len))
+		for i := range uintptr(sh.len) {
+			h.hash(p.elem, add(sh.data, i*p.elem.size))
+		}
+	case reflect.Map:
+		h.hashMap(p, ptr)
+	case reflect.Interface:
+		w := (*[2]unsafe.Pointer)(ptr)
+		if w[0] == nil {
+			h.u64(0)
+			return
+		}
+		d := dynamicOf(p.t, ptr)
+		// The dynamic type, by its word: the same in every state of a
+		// search.
+		h.u64(uint64(uintptr(w[0])))
+		if d.ptr {
+			h.object(d.p.elem, w[1])
+		} else {
+			h.hash(d.p, w[1])
+		}
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		if *(*unsafe.Pointer)(ptr) != nil {
+			panic(fmt.Sprintf("explore: cannot hash a %v", p.t))
+		}
+		h.u64(0)
 	}
 }
 
-// skipFields are scratch buffers of the machines, whose contents past a
-// step do not matter.
-var skipFields = map[string]bool{"acts": true, "scratch": true, "ids": true}
-
-// value hashes v, following pointers (each object once) and hashing a
-// map's entries in an order of their own hashes.
-func (h *hasher) value(v reflect.Value) {
-	v = open(v)
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			h.u64(0)
-			return
-		}
-		k := ptrKey{v.Pointer(), v.Type()}
-		if n, ok := h.seen[k]; ok {
-			h.u64(n)
-			return
-		}
-		if h.seen == nil {
-			h.seen = make(map[ptrKey]uint64)
-		}
-		h.seen[k] = uint64(len(h.seen) + 1)
-		h.u64(1)
-		h.value(v.Elem())
-	case reflect.Interface:
-		if v.IsNil() {
-			h.u64(0)
-			return
-		}
-		e := v.Elem()
-		tmp := reflect.New(e.Type()).Elem()
-		tmp.Set(e)
-		h.str(e.Type().String())
-		h.value(tmp)
-	case reflect.Struct:
-		t := v.Type()
-		for i := range v.NumField() {
-			if skipFields[t.Field(i).Name] {
-				continue
-			}
-			h.value(v.Field(i))
-		}
-	case reflect.Array:
-		for i := range v.Len() {
-			h.value(v.Index(i))
-		}
-	case reflect.Slice:
-		h.u64(uint64(v.Len()))
-		for i := range v.Len() {
-			h.value(v.Index(i))
-		}
-	case reflect.Map:
-		h.u64(uint64(v.Len()))
-		var entries []uint64
-		it := v.MapRange()
-		for it.Next() {
-			e := &hasher{h: fnvOffset}
-			e.value(it.Key())
-			tmp := reflect.New(v.Type().Elem()).Elem()
-			tmp.Set(it.Value())
-			e.value(tmp)
-			entries = append(entries, e.h)
-		}
-		slices.SortFunc(entries, cmp.Compare[uint64])
-		for _, e := range entries {
-			h.u64(e)
-		}
-	case reflect.Bool:
-		if v.Bool() {
-			h.u64(1)
-		} else {
-			h.u64(0)
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		h.u64(uint64(v.Int()))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		h.u64(v.Uint())
-	case reflect.Float32, reflect.Float64:
-		h.u64(math.Float64bits(v.Float()))
-	case reflect.String:
-		h.str(v.String())
-	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
-		if !v.IsNil() {
-			panic(fmt.Sprintf("explore: cannot hash a %v", v.Type()))
-		}
+// object hashes the object of plan p at sp: the first time it is met,
+// its value; then its number.
+func (h *hasher) object(p *plan, sp unsafe.Pointer) {
+	if sp == nil {
 		h.u64(0)
-	default:
-		panic(fmt.Sprintf("explore: cannot hash a %v", v.Type()))
+		return
+	}
+	if k := slices.Index(h.seen, sp); k >= 0 {
+		h.u64(uint64(k + 2))
+		return
+	}
+	h.seen = append(h.seen, sp)
+	h.u64(1)
+	h.hash(p, sp)
+}
+
+func (h *hasher) hashMap(p *plan, ptr unsafe.Pointer) {
+	if *(*unsafe.Pointer)(ptr) == nil {
+		h.u64(0)
+		return
+	}
+	m := reflect.NewAt(p.t, ptr).Elem()
+	h.u64(uint64(m.Len()))
+	k, v := reflect.New(p.t.Key()).Elem(), reflect.New(p.t.Elem()).Elem()
+	entries := make([]uint64, 0, m.Len())
+	e := &hasher{}
+	for it := m.MapRange(); it.Next(); {
+		k.SetIterKey(it)
+		v.SetIterValue(it)
+		e.reset()
+		e.hash(p.key, k.Addr().UnsafePointer())
+		e.hash(p.elem, v.Addr().UnsafePointer())
+		entries = append(entries, e.sum())
+	}
+	slices.SortFunc(entries, cmp.Compare[uint64])
+	for _, x := range entries {
+		h.u64(x)
 	}
 }

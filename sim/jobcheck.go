@@ -12,7 +12,8 @@ import (
 //  6. Quorum mode: never two jobs alive at once, on any two nodes, across
 //     preemption, crashes and restarts with lost state, pauses and
 //     clones (a node's job left to its guard by a crash included).
-//  7. No job starts on a node whose link is down.
+//  7. No job starts on a node whose link is down, and an awake node
+//     whose link goes down stops its job at once.
 //  8. Default mode: a node that took the leadership over from a live
 //     leader (a preemption: it followed that leader, or noted its claim
 //     as a candidate, right up to its own leadership; the driver's From)
@@ -26,30 +27,27 @@ import (
 // Every overlap of two jobs is counted (JobOverlaps, with its length),
 // in default mode too, where it is measured but not a violation.
 
+// The checks themselves are sim/job's (Lives.CheckStart, CheckLinkDown),
+// which the explorer runs too.
+
 // jobStarted checks invariants 7 and 8 as node n's job starts, and
 // records its life.
 func (c *Checker) jobStarted(n *node, term uint64) int {
 	s := c.s
 	c.JobStarts++
-	if n.linkDown {
-		c.violate("invariant 7: n%d started its job with its link down", n.key.ID)
-	}
-	if s.cfg.Timing.Quorum == 0 && n.drv.From != 0 {
-		for _, k := range c.Jobs.Running(nil) {
-			l := c.Jobs.All[k]
-			o := s.nodes[l.Node]
-			if l.ID != n.drv.From || l.Start > n.drv.WaitSince || l.Orphan || o == n || !o.up || o.paused || o.linkDown || n.linkDown || !s.Connected(n.idx, o.idx) {
-				continue
-			}
-			if st := o.m.Status(); st.State == election.StateLeader {
-				continue // it does not know yet: two leaders, not a preemption
-			}
-			c.violate("invariant 8: n%d took over from n%d and started its job while n%d's job (started %v) still runs",
-				n.key.ID, o.key.ID, o.key.ID, l.Start)
-		}
+	for _, v := range c.Jobs.CheckStart(cluster{s}, n.idx, n.key.ID, &n.drv, s.cfg.Timing.Quorum > 0) {
+		c.violate("%s", v)
 	}
 	return c.Jobs.Start(n.idx, n.key.ID, term, s.now)
 }
+
+// cluster is the simulator as the job checks see it.
+type cluster struct{ s *Sim }
+
+func (c cluster) Awake(i int) bool        { n := c.s.nodes[i]; return n.up && !n.paused }
+func (c cluster) LinkDown(i int) bool     { return c.s.nodes[i].linkDown }
+func (c cluster) Connected(i, j int) bool { return c.s.Connected(i, j) }
+func (c cluster) Leads(i int) bool        { return c.s.nodes[i].m.Status().State == election.StateLeader }
 
 // jobDied records the death of life k and checks invariant 6.
 func (c *Checker) jobDied(k int) { c.overlaps(c.Jobs.End(k, c.s.now)) }

@@ -126,6 +126,11 @@ func (s *Sim) setLink(i int, down bool) {
 		s.tracef("n%d link up", n.key.ID)
 	}
 	s.inject(i, election.Event{Kind: election.EvStandby, On: down})
+	if down && n.up && !n.paused && n.job != nil {
+		if v := job.CheckLinkDown(n.key.ID, &n.job.j); v != "" {
+			s.Check.violate("%s", v)
+		}
+	}
 }
 
 // LinkIsDown reports whether node i's link is down.
