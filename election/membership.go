@@ -128,7 +128,9 @@ func (c *core) absent() bool { return c.conflict || c.standby }
 // Unlike a conflict, it changes no state shown: a standby node follows,
 // acknowledges and votes, but never claims, answers an ELECTION, takes
 // part in a ring, or preempts. A leader resigns (the agent resigns first
-// itself, so that its job stops before the RESIGN). When the standby ends
+// itself, so that its job stops before the RESIGN, unless the interface
+// lost its carrier: then it steps down at once, deposed as by a lost
+// lease). When the standby ends
 // a node that follows a leader takes it over if it is smaller, as after a
 // conflict; one that knows no leader listens first, as a node that has
 // just started does (listen). Electing at once, it would claim the term
@@ -154,6 +156,11 @@ func (c *core) onStandby(on bool) {
 		return
 	}
 	if c.state == StateLeader {
+		// Its job stops only now and may run until its guard kills it
+		// at the lease's end: no vote of this node may complete another
+		// majority before then (quorum.depose), in standby or out of it.
+		// (A resign the driver asks for comes after its job has stopped.)
+		c.q.depose(c.cfg.LeaseMargin, c.cfg.UnsafeDeposedAck)
 		c.resign()
 	}
 	c.e.stop()

@@ -284,6 +284,50 @@ func TestQuorumDeposedLeaderVotesAfterItsLease(t *testing.T) {
 	}
 }
 
+// A leader whose election interface goes down (the agent's standby)
+// steps down as a deposed leader does: its job stops only now, and may
+// run until its guard kills it at the lease's end, so it acknowledges no
+// claim before the lease and the margin are over, in standby or out of
+// it. The explorer found its vote completing a majority of three 65 ms
+// before the old job died.
+func TestQuorumStandbyLeaderVotesAfterItsLease(t *testing.T) {
+	for _, unsafe := range []bool{false, true} {
+		n := started(t, key(5), keys(1, 9), quorumOf(3), func(c *Config) { c.UnsafeDeposedAck = unsafe })
+		n.step(0, Event{Kind: EvMemberDown, Member: key(9)})
+		n.step(tStartup, fire(TimerStartup))
+		n.step(tStartup+tAnswer, fire(TimerAnswer))
+		n.step(400*ms, fire(TimerHeartbeat))
+		st := n.b.Status()
+		n.step(401*ms, ack(1, st.Term, 1))
+		st = n.b.Status()
+		if st.State != StateLeader || st.LeaseUntil == 0 {
+			t.Fatalf("unsafe=%v: status %+v, want a leader with a lease", unsafe, st)
+		}
+		lease := st.LeaseUntil
+		n.step(420*ms, Event{Kind: EvStandby, On: true})
+		if st := n.b.Status(); st.State != StateFollower {
+			t.Fatalf("unsafe=%v: status %+v after the standby, want a follower", unsafe, st)
+		}
+		n.step(430*ms, Event{Kind: EvStandby, On: false})
+		n.step(450*ms, Event{Kind: EvMemberUp, Member: key(9)})
+		acts := n.step(451*ms, qclaim(wire.TypeCoordinator, 9, st.Term+1, 1))
+		ackNow := has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1))
+		if unsafe != ackNow {
+			t.Fatalf("unsafe=%v: acknowledged at once: %v (%q), lease until %v", unsafe, ackNow, actStrings(acts), lease)
+		}
+		if unsafe {
+			continue
+		}
+		end := lease + n.b.Config().LeaseMargin
+		if acts := n.step(end-1, qclaim(wire.TypeCoordinator, 9, st.Term+1, 2)); hasKind(acts, ActSend) {
+			t.Fatalf("acknowledged at %v, before its lease and margin end at %v: %q", end-1, end, actStrings(acts))
+		}
+		if acts := n.step(end, qclaim(wire.TypeCoordinator, 9, st.Term+1, 3)); !has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1)) {
+			t.Fatalf("no acknowledgement once its lease is over (%v): %q", end, actStrings(acts))
+		}
+	}
+}
+
 // Claims 2 and 3 after a node_id conflict: a node that leaves state
 // conflict is back in the elections as one that has just started is. It
 // takes over from a smaller leader (preemption), but leads only once its
