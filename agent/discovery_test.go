@@ -121,6 +121,56 @@ func TestDiscoveryRestart(t *testing.T) {
 	}
 }
 
+// TestDiscoveryCrashRestart: an agent that crashes and comes back on the
+// same address before the others have declared it dead is alone at an
+// address they list as a live member. Its beacons say so
+// (wire.FlagAlone), and it is joined: within a few beacons it lists the
+// others. Unflagged it stayed alone, the others' probes of its name being
+// answered by the new process, until memberlist's next state exchange
+// with it (30 s or more).
+func TestDiscoveryCrashRestart(t *testing.T) {
+	gp, ep := freePort(t), freePort(t)
+	set := newAgentSet(t)
+	cfg := func(i int) Config {
+		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
+		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("127.0.0.%d:%d", i+1, gp), ep, TransportMulticast
+		return c
+	}
+	a, b := set.start(0, cfg(0)), set.start(1, cfg(1))
+	set.start(2, cfg(2))
+	lists := func(x *Agent, name string) bool {
+		for _, m := range x.Status().Members {
+			if m.Name == name && m.Alive {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(electBound)
+	for !lists(a, "host-2") || !lists(a, "host-3") || !lists(b, "host-1") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no discovery: %+v", a.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The scenario is a settled cluster: memberlist gossips a join for
+	// 4 rounds of 200 ms at 3 nodes, and within them the new process
+	// would hear of the others that way. (The time of the scenario, not
+	// a wait for something to happen.)
+	time.Sleep(2 * time.Second)
+	b.Crash()
+	restarted := time.Now()
+	b = set.start(1, cfg(1))
+	const bound = 3 * time.Second
+	for !lists(b, "host-1") || !lists(b, "host-3") {
+		if time.Since(restarted) > bound {
+			t.Fatalf("the restarted host-2 lists no one %v after its start: %+v", bound, b.Status())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("the restarted host-2 lists the others %v after its start", time.Since(restarted).Round(time.Millisecond))
+}
+
 // TestJoinRetries: a seed that is down and the agent's own address among
 // its seeds do not stop an agent: it leads alone, retries in the
 // background, and joins the seed once it comes up.

@@ -111,16 +111,25 @@ func (a *Agent) syncUnlisted(id uint64) {
 }
 
 // onBeacon joins the memberlist address a discovery beacon announces,
-// unless it is a member already.
+// unless it is a member already and its sender does not say it is alone
+// (wire.FlagAlone). An agent restarted at once (Restart=) is alone at an
+// address the others still list: they declare the old process dead only
+// when its probes go unanswered, and the new one answers them, being of
+// the same name. Unjoined, it followed its leader unlisted, and a
+// preferred node, which takes over only from a leader it lists, stayed a
+// follower for the 30 s to a minute until memberlist's next state
+// exchange with it (64 hosts).
 func (a *Agent) onBeacon(p packet) {
 	l := &a.loop
 	addr := p.msg.Addr.String()
 	if !p.msg.Addr.IsValid() || p.msg.Addr == a.gossip {
 		return
 	}
-	for _, m := range l.members {
-		if m.addr == addr && m.alive() {
-			return
+	if p.msg.Flags&wire.FlagAlone == 0 {
+		for _, m := range l.members {
+			if m.addr == addr && m.alive() {
+				return
+			}
 		}
 	}
 	if !answersBeacon(a.ml.NumMembers(), rand.IntN) {
@@ -343,7 +352,11 @@ func (a *Agent) sendNotice(to ...netip.AddrPort) {
 		return
 	}
 	st := a.machine.Status()
-	b := a.encode(wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip})
+	m := wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip}
+	if a.ml.NumMembers() <= 1 {
+		m.Flags = wire.FlagAlone
+	}
+	b := a.encode(m)
 	if b == nil {
 		return
 	}
@@ -518,7 +531,11 @@ func (a *Agent) beacon(now time.Duration) {
 	}
 	l.beaconed, l.lastBeacon = true, now
 	st := a.machine.Status()
-	b := a.encode(wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip})
+	m := wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip}
+	if a.ml.NumMembers() <= 1 {
+		m.Flags = wire.FlagAlone
+	}
+	b := a.encode(m)
 	if b == nil {
 		return
 	}

@@ -73,6 +73,13 @@ const MaxAge = 1<<32 - 1
 // received, undefined bits included; Append writes Message.Flags as is.
 const (
 	FlagAuth uint8 = 1 << 0 // an HMAC tag follows the body (handled outside Decode)
+	// FlagAlone (DISCOVER) says that the sender's membership lists no
+	// other node. A node that lists the sender's address as a live
+	// member joins it all the same: it is a new process there (a restart
+	// before the others declared the old one dead, which the new one
+	// then keeps from happening by answering the probes of its name).
+	// An older agent ignores the bit.
+	FlagAlone uint8 = 1 << 1
 )
 
 // Direction of a Hirschberg–Sinclair message.
