@@ -154,7 +154,8 @@ type options struct {
 	idle          idleSpan      // -idle-settle, -idle-window
 	seed          uint64
 	verbose       bool
-	logDir        string // -logs: where the agents' logs are kept
+	logDir        string        // -logs: where the agents' logs are kept
+	settle        time.Duration // -settle: how long a LAN runs agreed before each kill
 }
 
 func main() {
@@ -194,6 +195,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.idle.settle, "idle-settle", defaultIdleSettle, "how long after the first agreement the idle CPU's window starts (memberlist's gossip of the joins dies down meanwhile)")
 	fs.DurationVar(&o.idle.window, "idle-window", defaultIdleWindow, "how long the idle CPU of each agent is measured (CPU time comes in 10 ms ticks: a longer window is finer)")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
+	fs.DurationVar(&o.settle, "settle", 0, "how long the LAN runs agreed before each kill (0: the kill follows the agreement after a random part of a heartbeat); the taking back by the restarted host-K and memberlist's gossip of its return run meanwhile")
 	fs.StringVar(&o.logDir, "logs", "", "keep every agent's log (each process of each row, the killed ones too) in this directory, one file a process")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
@@ -547,6 +549,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		if trial == 0 {
 			trialsFrom = cpuTimes(r, procs)
 		}
+		time.Sleep(o.settle) // the scenario: a LAN agreed for this long
 		time.Sleep(time.Duration(rng.Int64N(int64(hb))))
 		p0, err := n.Packets()
 		if err != nil {
