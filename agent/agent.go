@@ -131,7 +131,7 @@ func New(cfg Config) (*Agent, error) {
 		a.loop.mac = wire.NewMAC(a.auth.keys.election[0])
 	}
 	a.loop.peers = make(map[uint64]peer)
-	a.loop.kicked = make(map[string]time.Duration)
+	a.loop.kicked = make(map[string]kick)
 	a.loop.outsiders = make(map[uint64]bool)
 	a.loop.conflictLog = newLineLimit(conflictLogEvery)
 	a.loop.listed = make(map[uint64]bool)

@@ -35,8 +35,13 @@ const (
 	housekeepEvery = time.Second
 	// deadRetention is how long a dead or departed member stays in /status.
 	deadRetention = 10 * time.Minute
-	// kickEvery bounds how often one beacon's address is joined.
-	kickEvery = 5 * time.Second
+	// kickEvery bounds how often one process's beacon address is joined
+	// (a newcomer beacons every second until it has a peer); a process
+	// that says it is alone (wire.FlagAlone) is joined again after
+	// aloneKickEvery, and a new process at the address (another
+	// incarnation: it restarted) at once.
+	kickEvery      = 5 * time.Second
+	aloneKickEvery = time.Second
 	// conflictMemory is how long evidence of a node_id conflict that
 	// memberlist does not list as a member (a packet with this node's
 	// node_id from another address, another node with this node's name)
@@ -48,6 +53,13 @@ const (
 	// (unless memberlist lists the other, which says when it goes).
 	conflictMemory = 10 * time.Second
 )
+
+// kick is the join of a beacon's address: when, and the incarnation of
+// the process whose beacon it answered.
+type kick struct {
+	at  time.Duration
+	inc uint32
+}
 
 // peer is a node known from its packets: while membership converges
 // (gossip takes a few hundred milliseconds to spread a join) a node may
@@ -136,10 +148,14 @@ func (a *Agent) onBeacon(p packet) {
 		return
 	}
 	now := a.now()
-	if at, ok := l.kicked[addr]; ok && now-at < kickEvery {
+	limit := kickEvery
+	if p.msg.Flags&wire.FlagAlone != 0 {
+		limit = aloneKickEvery
+	}
+	if k, ok := l.kicked[addr]; ok && k.inc == p.msg.Incarnation && now-k.at < limit {
 		return
 	}
-	l.kicked[addr] = now
+	l.kicked[addr] = kick{at: now, inc: p.msg.Incarnation}
 	a.log.Debug("discovered a peer by beacon", "addr", addr, "node_id", p.msg.From)
 	select {
 	case a.joiner.kick <- []string{addr}:
@@ -508,8 +524,8 @@ func (a *Agent) housekeep() {
 			delete(l.peers, id)
 		}
 	}
-	for addr, at := range l.kicked {
-		if now-at > kickEvery {
+	for addr, k := range l.kicked {
+		if now-k.at > kickEvery {
 			delete(l.kicked, addr)
 		}
 	}
