@@ -58,19 +58,25 @@ func TestDiscoveryLoopback(t *testing.T) {
 	}
 }
 
+// multicastLoopback gives the configuration of host-(i+1) of agents on
+// the loopback addresses 127.0.0.(i+1), one gossip and one election port
+// for all, electing over multicast and discovering each other by beacon.
+func multicastLoopback(t *testing.T) func(i int) Config {
+	gp, ep := freePort(t), freePort(t)
+	return func(i int) Config {
+		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
+		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("127.0.0.%d:%d", i+1, gp), ep, TransportMulticast
+		return c
+	}
+}
+
 // TestDiscoveryRestart: an agent that stops and comes back on the same
 // address (what Restart= does) is joined on its first beacon. The others
 // had joined it by beacon a moment before; had that join still held back
 // the next (kickEvery), the restarted node would stay unlisted for
 // seconds, and a preferred node cannot preempt a leader it does not list.
 func TestDiscoveryRestart(t *testing.T) {
-	gp, ep := freePort(t), freePort(t)
-	set := newAgentSet(t)
-	cfg := func(i int) Config {
-		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
-		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("127.0.0.%d:%d", i+1, gp), ep, TransportMulticast
-		return c
-	}
+	set, cfg := newAgentSet(t), multicastLoopback(t)
 	// Three: host-1 and host-3 beacon only every 10 s once they have a
 	// peer, so that host-2 cannot find them by their beacons instead.
 	a, b := set.start(0, cfg(0)), set.start(1, cfg(1))
@@ -131,13 +137,7 @@ func TestDiscoveryRestart(t *testing.T) {
 // memberlist's next state exchange with it (30 s or more); flagged but
 // held back by kickEvery, it failed 7 runs in 8.
 func TestDiscoveryCrashRestart(t *testing.T) {
-	gp, ep := freePort(t), freePort(t)
-	set := newAgentSet(t)
-	cfg := func(i int) Config {
-		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
-		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("127.0.0.%d:%d", i+1, gp), ep, TransportMulticast
-		return c
-	}
+	set, cfg := newAgentSet(t), multicastLoopback(t)
 	a, b := set.start(0, cfg(0)), set.start(1, cfg(1))
 	set.start(2, cfg(2))
 	lists := func(x *Agent, name string) bool {

@@ -245,42 +245,7 @@ func TestQuorumConfig(t *testing.T) {
 // acknowledges at once.
 func TestQuorumDeposedLeaderVotesAfterItsLease(t *testing.T) {
 	for _, unsafe := range []bool{false, true} {
-		n := started(t, key(5), keys(1, 9), quorumOf(3), func(c *Config) { c.UnsafeDeposedAck = unsafe })
-		// 9 is not there yet (it crashed): 5 leads with 1's vote.
-		n.step(0, Event{Kind: EvMemberDown, Member: key(9)})
-		n.step(tStartup, fire(TimerStartup))
-		n.step(tStartup+tAnswer, fire(TimerAnswer))
-		n.step(400*ms, fire(TimerHeartbeat))
-		st := n.b.Status()
-		if st.State != StateCandidate {
-			t.Fatalf("unsafe=%v: status %+v, want a claim waiting for its majority", unsafe, st)
-		}
-		n.step(401*ms, ack(1, st.Term, 1))
-		st = n.b.Status()
-		if st.State != StateLeader || st.LeaseUntil == 0 {
-			t.Fatalf("unsafe=%v: status %+v, want a leader with a lease", unsafe, st)
-		}
-		lease := st.LeaseUntil
-		// 9 is back and claims a later term.
-		n.step(450*ms, Event{Kind: EvMemberUp, Member: key(9)})
-		acts := n.step(451*ms, qclaim(wire.TypeCoordinator, 9, st.Term+1, 1))
-		if st := n.b.Status(); st.State != StateFollower {
-			t.Fatalf("unsafe=%v: status %+v, want a follower of 9", unsafe, st)
-		}
-		ackNow := has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1))
-		if unsafe != ackNow {
-			t.Fatalf("unsafe=%v: acknowledged at once: %v (%q), lease until %v", unsafe, ackNow, actStrings(acts), lease)
-		}
-		if unsafe {
-			continue
-		}
-		end := lease + n.b.Config().LeaseMargin
-		if acts := n.step(end-1, qclaim(wire.TypeCoordinator, 9, st.Term+1, 2)); hasKind(acts, ActSend) {
-			t.Fatalf("acknowledged at %v, before its lease and margin end at %v: %q", end-1, end, actStrings(acts))
-		}
-		if acts := n.step(end, qclaim(wire.TypeCoordinator, 9, st.Term+1, 3)); !has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1)) {
-			t.Fatalf("no acknowledgement once its lease is over (%v): %q", end, actStrings(acts))
-		}
+		deposedVotesAfterLease(t, unsafe, func(tnode) {}) // 9's claim deposes it
 	}
 }
 
@@ -292,39 +257,59 @@ func TestQuorumDeposedLeaderVotesAfterItsLease(t *testing.T) {
 // before the old job died.
 func TestQuorumStandbyLeaderVotesAfterItsLease(t *testing.T) {
 	for _, unsafe := range []bool{false, true} {
-		n := started(t, key(5), keys(1, 9), quorumOf(3), func(c *Config) { c.UnsafeDeposedAck = unsafe })
-		n.step(0, Event{Kind: EvMemberDown, Member: key(9)})
-		n.step(tStartup, fire(TimerStartup))
-		n.step(tStartup+tAnswer, fire(TimerAnswer))
-		n.step(400*ms, fire(TimerHeartbeat))
-		st := n.b.Status()
-		n.step(401*ms, ack(1, st.Term, 1))
-		st = n.b.Status()
-		if st.State != StateLeader || st.LeaseUntil == 0 {
-			t.Fatalf("unsafe=%v: status %+v, want a leader with a lease", unsafe, st)
-		}
-		lease := st.LeaseUntil
-		n.step(420*ms, Event{Kind: EvStandby, On: true})
-		if st := n.b.Status(); st.State != StateFollower {
-			t.Fatalf("unsafe=%v: status %+v after the standby, want a follower", unsafe, st)
-		}
-		n.step(430*ms, Event{Kind: EvStandby, On: false})
-		n.step(450*ms, Event{Kind: EvMemberUp, Member: key(9)})
-		acts := n.step(451*ms, qclaim(wire.TypeCoordinator, 9, st.Term+1, 1))
-		ackNow := has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1))
-		if unsafe != ackNow {
-			t.Fatalf("unsafe=%v: acknowledged at once: %v (%q), lease until %v", unsafe, ackNow, actStrings(acts), lease)
-		}
-		if unsafe {
-			continue
-		}
-		end := lease + n.b.Config().LeaseMargin
-		if acts := n.step(end-1, qclaim(wire.TypeCoordinator, 9, st.Term+1, 2)); hasKind(acts, ActSend) {
-			t.Fatalf("acknowledged at %v, before its lease and margin end at %v: %q", end-1, end, actStrings(acts))
-		}
-		if acts := n.step(end, qclaim(wire.TypeCoordinator, 9, st.Term+1, 3)); !has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1)) {
-			t.Fatalf("no acknowledgement once its lease is over (%v): %q", end, actStrings(acts))
-		}
+		deposedVotesAfterLease(t, unsafe, func(n tnode) {
+			n.step(420*ms, Event{Kind: EvStandby, On: true})
+			if st := n.b.Status(); st.State != StateFollower {
+				t.Fatalf("unsafe=%v: status %+v after the standby, want a follower", unsafe, st)
+			}
+			n.step(430*ms, Event{Kind: EvStandby, On: false})
+		})
+	}
+}
+
+// deposedVotesAfterLease: 5 leads a quorum of three with 1's
+// acknowledgement while 9 is down; stepDown may take it out of the lead;
+// then 9 returns and claims a later term. 5 follows it, but acknowledges
+// only once its own lease and the margin are over, or at once with
+// UnsafeDeposedAck.
+func deposedVotesAfterLease(t *testing.T, unsafe bool, stepDown func(tnode)) {
+	t.Helper()
+	n := started(t, key(5), keys(1, 9), quorumOf(3), func(c *Config) { c.UnsafeDeposedAck = unsafe })
+	// 9 is not there yet (it crashed): 5 leads with 1's vote.
+	n.step(0, Event{Kind: EvMemberDown, Member: key(9)})
+	n.step(tStartup, fire(TimerStartup))
+	n.step(tStartup+tAnswer, fire(TimerAnswer))
+	n.step(400*ms, fire(TimerHeartbeat))
+	st := n.b.Status()
+	if st.State != StateCandidate {
+		t.Fatalf("unsafe=%v: status %+v, want a claim waiting for its majority", unsafe, st)
+	}
+	n.step(401*ms, ack(1, st.Term, 1))
+	st = n.b.Status()
+	if st.State != StateLeader || st.LeaseUntil == 0 {
+		t.Fatalf("unsafe=%v: status %+v, want a leader with a lease", unsafe, st)
+	}
+	lease := st.LeaseUntil
+	stepDown(n)
+	// 9 is back and claims a later term.
+	n.step(450*ms, Event{Kind: EvMemberUp, Member: key(9)})
+	acts := n.step(451*ms, qclaim(wire.TypeCoordinator, 9, st.Term+1, 1))
+	if st := n.b.Status(); st.State != StateFollower {
+		t.Fatalf("unsafe=%v: status %+v, want a follower of 9", unsafe, st)
+	}
+	ackNow := has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1))
+	if unsafe != ackNow {
+		t.Fatalf("unsafe=%v: acknowledged at once: %v (%q), lease until %v", unsafe, ackNow, actStrings(acts), lease)
+	}
+	if unsafe {
+		return
+	}
+	end := lease + n.b.Config().LeaseMargin
+	if acts := n.step(end-1, qclaim(wire.TypeCoordinator, 9, st.Term+1, 2)); hasKind(acts, ActSend) {
+		t.Fatalf("acknowledged at %v, before its lease and margin end at %v: %q", end-1, end, actStrings(acts))
+	}
+	if acts := n.step(end, qclaim(wire.TypeCoordinator, 9, st.Term+1, 3)); !has(acts, fmt.Sprintf("send HEARTBEAT_ACK to 9 term=%d", st.Term+1)) {
+		t.Fatalf("no acknowledgement once its lease is over (%v): %q", end, actStrings(acts))
 	}
 }
 

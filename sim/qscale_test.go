@@ -67,14 +67,17 @@ func qscalePacketCount(a, b *Stats) (n int, by string) {
 	return n, by
 }
 
-func qscaleRun(t *testing.T, way string, n int, seed uint64) {
+// qscaleSim is a simulation of n quorum-mode nodes (n the quorum) with
+// the agent's lease timing, on a LAN of loss, not started.
+func qscaleSim(t *testing.T, n int, seed uint64, loss float64) *Sim {
+	t.Helper()
 	timing := DefaultTiming()
 	timing.Quorum = n
 	// The agent's: Lease = SuspectAfter + a heartbeat, and a leader steps
 	// down a heartbeat before its lease's end (agent.Config.ElectionConfig).
 	timing.Lease = timing.SuspectAfter + timing.HeartbeatInterval
 	timing.StopBefore = timing.HeartbeatInterval
-	net := Net{DelayMin: 100 * time.Microsecond, DelayMax: time.Millisecond, Loss: scaleLoss}
+	net := Net{DelayMin: 100 * time.Microsecond, DelayMax: time.Millisecond, Loss: loss}
 	cfg := Config{Seed: seed, Timing: timing, Net: net, DriftPPM: 500, MembershipDelay: 500 * time.Millisecond}
 	for id := 1; id <= n; id++ {
 		cfg.Nodes = append(cfg.Nodes, Node{Key: election.Key{Priority: 100, ID: uint64(id)}, Preempt: true})
@@ -83,6 +86,11 @@ func qscaleRun(t *testing.T, way string, n int, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func qscaleRun(t *testing.T, way string, n int, seed uint64) {
+	s := qscaleSim(t, n, seed, scaleLoss)
 	var from time.Duration
 	switch way {
 	case "ascending":
@@ -190,19 +198,7 @@ func TestQuorumScaleFailoverRatio(t *testing.T) {
 // converge on the next.
 func qscaleCrash(t *testing.T, n int, seed uint64, loss float64) time.Duration {
 	t.Helper()
-	timing := DefaultTiming()
-	timing.Quorum = n
-	timing.Lease = timing.SuspectAfter + timing.HeartbeatInterval
-	timing.StopBefore = timing.HeartbeatInterval
-	net := Net{DelayMin: 100 * time.Microsecond, DelayMax: time.Millisecond, Loss: loss}
-	cfg := Config{Seed: seed, Timing: timing, Net: net, DriftPPM: 500, MembershipDelay: 500 * time.Millisecond}
-	for id := 1; id <= n; id++ {
-		cfg.Nodes = append(cfg.Nodes, Node{Key: election.Key{Priority: 100, ID: uint64(id)}, Preempt: true})
-	}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := qscaleSim(t, n, seed, loss)
 	for i := range n {
 		s.At(time.Duration(i)*time.Millisecond, func() { s.Restart(i) })
 	}
