@@ -11,9 +11,9 @@ import (
 
 // loopState is everything only the event loop goroutine touches.
 type loopState struct {
-	members map[string]*member       // by memberlist name, other than this node
-	peers   map[uint64]peer          // who spoke to us, by node_id: the source of its last packet
-	kicked  map[string]kick // beacon address → when it was last joined, and which process
+	members map[string]*member // by memberlist name, other than this node
+	peers   map[uint64]peer    // who spoke to us, by node_id: the source of its last packet
+	kicked  map[string]kick    // beacon address → when it was last joined, and which process
 	// outsiders: node_ids of live members whose metadata keeps them out of
 	// elections (another algorithm, a bad election address): their
 	// election packets are dropped.
