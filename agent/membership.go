@@ -362,17 +362,23 @@ func (a *Agent) noticeClones() {
 	a.sendNotice(to...)
 }
 
-// sendNotice sends the beacon of noticeClones to each of to.
-func (a *Agent) sendNotice(to ...netip.AddrPort) {
-	if len(to) == 0 {
-		return
-	}
+// discoverMsg is this node's DISCOVER: its gossip address, and whether
+// its membership lists no other node (wire.FlagAlone).
+func (a *Agent) discoverMsg() wire.Message {
 	st := a.machine.Status()
 	m := wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip}
 	if a.ml.NumMembers() <= 1 {
 		m.Flags = wire.FlagAlone
 	}
-	b := a.encode(m)
+	return m
+}
+
+// sendNotice sends the beacon of noticeClones to each of to.
+func (a *Agent) sendNotice(to ...netip.AddrPort) {
+	if len(to) == 0 {
+		return
+	}
+	b := a.encode(a.discoverMsg())
 	if b == nil {
 		return
 	}
@@ -546,12 +552,7 @@ func (a *Agent) beacon(now time.Duration) {
 		return
 	}
 	l.beaconed, l.lastBeacon = true, now
-	st := a.machine.Status()
-	m := wire.Message{Type: wire.TypeDiscover, From: a.cfg.NodeID, Priority: st.Self.Priority, Term: st.Term, Addr: a.gossip}
-	if a.ml.NumMembers() <= 1 {
-		m.Flags = wire.FlagAlone
-	}
-	b := a.encode(m)
+	b := a.encode(a.discoverMsg())
 	if b == nil {
 		return
 	}

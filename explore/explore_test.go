@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"github.com/lanleader/lanleader/internal/cputime"
 	"os"
 	"slices"
 	"strconv"
@@ -405,13 +406,13 @@ func BenchmarkExplore(b *testing.B) {
 	bd := Bounds{Reorder: 1, Loss: 1, MaxDelay: 5 * time.Millisecond, Horizon: 600 * time.Millisecond}
 	var states int
 	var elapsed time.Duration
-	cpu := cpuTime()
+	cpu := cputime.Self()
 	for b.Loop() {
 		r := Explore(shape("3 candidates"), bd)
 		states += r.Distinct
 		elapsed += r.Elapsed
 	}
-	cpu = cpuTime() - cpu
+	cpu = cputime.Self() - cpu
 	b.ReportMetric(float64(states)/elapsed.Seconds(), "states/s")
 	if cpu > 0 {
 		b.ReportMetric(float64(states)/cpu.Seconds(), "states/cpu-s")

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/lanleader/lanleader/internal/cputime"
 	"math"
 	"testing"
 	"time"
@@ -166,11 +167,11 @@ func BenchmarkElection1024(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				c0 := cpuTime()
+				c0 := cputime.Self()
 				b.StartTimer()
 				c, err := s.Elect(e)
 				b.StopTimer()
-				cpu += cpuTime() - c0
+				cpu += cputime.Self() - c0
 				if err != nil {
 					b.Fatal(err)
 				}
