@@ -841,7 +841,7 @@ func TestRunUsage(t *testing.T) {
 			t.Errorf("runUsage does not say %q", s)
 		}
 	}
-	for _, s := range []string{"NAME\n", "USAGE\n", "DESCRIPTION\n", "FLAGS\n", "CONFIG FILE\n", "EXIT STATUS\n", "SIGNALS\n", "SIGINT", "SIGTERM"} {
+	for _, s := range []string{"NAME\n", "USAGE\n", "DESCRIPTION\n", "FLAGS\n", "CONFIG FILE\n", "EXIT STATUS\n", "ENVIRONMENT\n", "GOMAXPROCS", "SIGNALS\n", "SIGINT", "SIGTERM"} {
 		if !strings.Contains(runUsage, s) {
 			t.Errorf("runUsage has no %q", s)
 		}

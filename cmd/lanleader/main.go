@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/lanleader/lanleader/agent"
@@ -33,10 +34,23 @@ Run 'lanleader <command> -h' for the flags of a command.
 `
 
 func main() {
+	oneProc(os.Getenv)
 	// First: this process may be the guard of a job of an agent (this
 	// program started again), which runs the job and exits.
 	agent.Guard()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// oneProc runs Go code on one CPU at a time unless the environment's
+// GOMAXPROCS says otherwise, as node_exporter does by default. The agent
+// waits for packets and timers nearly all the time; with a P per CPU the
+// Go scheduler wakes idle threads to look for work at every packet, which
+// on a LAN of 128 agents made the leader's host spend 3 times the CPU and
+// delayed the failover (see ENVIRONMENT in 'lanleader run -h').
+func oneProc(getenv func(string) string) {
+	if getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 }
 
 // run is main without the process: it returns the exit status.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,21 @@ func TestVersion(t *testing.T) {
 	code, out, _ := runCmd("version")
 	if code != 0 || !strings.HasPrefix(out, "lanleader dev") {
 		t.Fatalf("exit %d, %q", code, out)
+	}
+}
+
+// The agent runs Go code on one thread unless GOMAXPROCS is set, and
+// then leaves the runtime's reading of it alone.
+func TestOneProc(t *testing.T) {
+	was := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(was)
+	runtime.GOMAXPROCS(3)
+	oneProc(func(string) string { return "3" })
+	if got := runtime.GOMAXPROCS(0); got != 3 {
+		t.Errorf("GOMAXPROCS=3 in the environment: %d threads, want 3 (left alone)", got)
+	}
+	oneProc(func(string) string { return "" })
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("GOMAXPROCS unset: %d threads, want 1", got)
 	}
 }
