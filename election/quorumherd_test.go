@@ -248,6 +248,9 @@ func herdLeader(t *testing.T) tnode {
 // acknowledgement of it can give.
 func TestQuorumHerdResendsStopAtMajority(t *testing.T) {
 	n := herdLeader(t)
+	for id := NodeID(1); id <= 11; id++ {
+		n.step(402*ms, ack(id, 1, 3)) // every member heard that 12 leads
+	}
 	n.step(500*ms, fire(TimerHeartbeat)) // claim 4
 	var acts []Action
 	for id := NodeID(1); id <= 6; id++ {
@@ -295,16 +298,102 @@ func TestQuorumHerdToldClaimReachesEveryone(t *testing.T) {
 	}
 }
 
+// The heartbeat can follow the claim that told the followers at once
+// (its timer keeps the phase of the claims before the confirmation): the
+// members that acknowledged neither still get the latest claim re-sent,
+// for tellClaims claims, though a majority acknowledged the heartbeat. A
+// follower that missed both named no leader for another heartbeat.
+func TestQuorumHerdToldSurvivesTheNextHeartbeat(t *testing.T) {
+	n := herdLeader(t) // confirmed at 401ms; claim 3 tells the followers
+	for id := NodeID(1); id <= 9; id++ {
+		n.step(402*ms, ack(id, 1, 3))
+	}
+	// (The telling claim's re-sends to 10 and 11 were lost.)
+	n.step(500*ms, fire(TimerHeartbeat)) // claim 4
+	for id := NodeID(1); id <= 6; id++ {
+		n.step(501*ms, ack(id, 1, 4))
+	}
+	var to []string
+	for _, a := range n.step(510*ms, fire(TimerResend)) {
+		if a.Kind == ActSend {
+			to = append(to, a.String())
+		}
+	}
+	want := []string{"send HEARTBEAT to 10 term=1", "send HEARTBEAT to 11 term=1"}
+	if !slices.Equal(to, want) {
+		t.Fatalf("re-sends after the heartbeat that followed the telling claim: %q, want %q (the two that acknowledged neither)", to, want)
+	}
+	n.step(511*ms, ack(10, 1, 4))
+	n.step(511*ms, ack(11, 1, 4))
+	if acts := n.step(520*ms, fire(TimerResend)); hasKind(acts, ActSend) {
+		t.Fatalf("re-sent after every member acknowledged: %q", actStrings(acts))
+	}
+}
+
+// In a herd of a quorum of thinAcksFrom or more, a follower acknowledges
+// the heartbeats of its parity only, and any that it must: the first
+// HEARTBEAT of a leadership, one after a missed turn, and a re-send.
+func TestQuorumHerdThinsAcks(t *testing.T) {
+	const n64 = thinAcksFrom
+	n := newNode(t, key(10), othersOf(10, n64, n64), func(c *Config) { c.Quorum, c.Textbook = n64, false })
+	n.step(0, evStart)
+	at := 400 * ms
+	acked := func(claim uint32) bool {
+		at += 100 * ms
+		acts := n.step(at, qclaim(wire.TypeHeartbeat, n64, 1, claim))
+		return has(acts, fmt.Sprintf("send HEARTBEAT_ACK to %d term=1", n64))
+	}
+	for _, c := range []struct {
+		claim uint32
+		want  bool
+		why   string
+	}{
+		{1, true, "the leadership's first HEARTBEAT (it tells that 64 leads)"},
+		{2, true, "its turn (10 is even)"},
+		{3, false, "the other half's turn"},
+		{4, true, "its turn"},
+		{6, true, "its turn, the claim before lost"},
+		{7, false, "the other half's turn"},
+		{9, true, "not its turn, but its last acknowledgement is of 6: 8 was lost"},
+		{10, true, "its turn"},
+		{11, false, "the other half's turn"},
+		{11, true, "a re-send: the leader lacks a majority"},
+	} {
+		if got := acked(c.claim); got != c.want {
+			t.Fatalf("claim %d (%s): acknowledged %v, want %v", c.claim, c.why, got, c.want)
+		}
+	}
+	// The guard runs from the last acknowledgement, at 1400ms.
+	if want := 1400*ms + n.b.q.guardFor; n.b.q.guardUntil != want {
+		t.Fatalf("guard until %v, want %v (from the last acknowledgement)", n.b.q.guardUntil, want)
+	}
+
+	// A herd below thinAcksFrom acknowledges every heartbeat.
+	f := herdFollower(t, 4)
+	for claim := uint32(2); claim <= 5; claim++ {
+		if acts := f.step(400*ms+time.Duration(claim)*100*ms, qclaim(wire.TypeHeartbeat, herdN, 1, claim)); !has(acts, "send HEARTBEAT_ACK to 12 term=1") {
+			t.Fatalf("N=%d: claim %d not acknowledged: %q", herdN, claim, actStrings(acts))
+		}
+	}
+}
+
 // A re-send goes only to the members that acknowledged an earlier claim
 // of the leadership: 7 … 11, which never did, are bound by a guard or
-// missed every claim; they hear the next heartbeat's.
+// missed every claim; they hear the next heartbeat's. (The claim that
+// told the followers, 3, and the next two went to everyone that had not
+// acknowledged it: TestQuorumHerdToldSurvivesTheNextHeartbeat.)
 func TestQuorumHerdResendsOnlyToSupporters(t *testing.T) {
 	n := herdLeader(t)
 	n.step(500*ms, fire(TimerHeartbeat)) // claim 4
-	for id := NodeID(1); id <= 3; id++ {
-		n.step(501*ms, ack(id, 1, 4))
+	n.step(600*ms, fire(TimerHeartbeat)) // claim 5
+	for id := NodeID(1); id <= 6; id++ {
+		n.step(601*ms, ack(id, 1, 5))
 	}
-	acts := n.step(510*ms, fire(TimerResend))
+	n.step(700*ms, fire(TimerHeartbeat)) // claim 6
+	for id := NodeID(1); id <= 3; id++ {
+		n.step(701*ms, ack(id, 1, 6))
+	}
+	acts := n.step(710*ms, fire(TimerResend))
 	var to []string
 	for _, a := range acts {
 		if a.Kind == ActSend {

@@ -136,42 +136,107 @@ func (c *core) resendEvery() time.Duration {
 // heartbeat more than the majority it needs.
 //
 // The claim that tells the followers this node leads (told) is the
-// exception: until a follower hears it, or the next heartbeat's, it names
-// no leader, and among 127 followers one missed it at almost every
-// failover at 5 % loss (a heartbeat more before all agree). It goes to
-// every member that has not acknowledged it, once per failover.
-func (c *core) acksEnough() bool {
+// exception: until a follower hears it, or a later claim, it names no
+// leader, and among 127 followers one missed it at almost every failover
+// at 5 % loss (a heartbeat more before all agree). Until every member
+// acknowledged it or a later claim, for up to tellClaims claims, each
+// claim goes to every member that has not. (The next heartbeat can come
+// a moment after it: the heartbeat timer keeps the phase of the claims
+// before the confirmation; a member that missed both was told nothing
+// when only the told claim itself was re-sent.)
+//
+// When the followers thin their acknowledgements (thinAck), each answers
+// one of every two heartbeats: there a majority whose latest
+// acknowledgement is of one of the last two claims is enough.
+func (c *core) acksEnough() bool { return !c.telling() && c.leaseAcked() }
+
+// leaseAcked reports whether the latest claim has the acknowledgements
+// that the lease needs from it (acksEnough, the told claim aside).
+func (c *core) leaseAcked() bool {
 	q := &c.q
-	if c.inHerd() && q.nSent != q.told {
-		return q.nLatest+1 >= c.majority()
+	if !c.inHerd() {
+		return c.allAcked(q.nSent)
 	}
+	n := q.nLatest
+	if c.thinsAcks() && q.nSent >= 2 {
+		n = q.latest[(q.nSent-1)%sentWindow] + q.latest[(q.nSent-2)%sentWindow]
+	}
+	return n+1 >= c.majority()
+}
+
+// tellClaims: for how many claims, the one that told included, a leader
+// re-sends its latest to every member that has not acknowledged the one
+// that told (a member that missed them all and their re-sends is gone,
+// or hears the next).
+const tellClaims = 3
+
+// telling reports whether a member may not know yet that this node leads
+// (acksEnough): it has not acknowledged the claim that told it, or a
+// later one, and that claim is one of the last tellClaims. Once every
+// member did, it forgets the told claim.
+func (c *core) telling() bool {
+	q := &c.q
+	if q.told == 0 || q.nSent-q.told >= tellClaims {
+		return false
+	}
+	if c.allAcked(q.told) {
+		q.told = 0
+		return false
+	}
+	return true
+}
+
+// allAcked reports whether every member acknowledged claim seq or a later
+// one.
+func (c *core) allAcked(seq uint32) bool {
 	for id := range c.members {
-		if q.acked[id] < q.nSent {
+		if c.q.acked[id] < seq {
 			return false
 		}
 	}
 	return true
 }
 
-// onResendTimer re-sends the latest claim, unicast, to every member that
-// has not acknowledged it, in the order of their ids.
+// onResendTimer re-sends the latest claim, unicast, in the order of their
+// ids, to the members that acksEnough says need it: while telling, those
+// that did not acknowledge the told claim; when the lease lacks its
+// acknowledgements, every member that did not acknowledge the latest
+// claim, in a herd only some of them.
 func (c *core) onResendTimer() {
 	q := &c.q
-	if !q.on() || c.state != StateLeader || q.nSent == 0 || q.resends >= resendRounds || c.acksEnough() {
+	if !q.on() || c.state != StateLeader || q.nSent == 0 || q.resends >= resendRounds {
+		return
+	}
+	telling, acked := c.telling(), c.leaseAcked()
+	if !telling && acked {
 		return
 	}
 	q.resends++
-	herd := c.inHerd() && q.nSent != q.told
+	herd, thin := c.inHerd(), c.thinsAcks()
 	q.ids = q.ids[:0]
 	for id := range c.members {
-		// In a herd, only to a member that acknowledged an earlier claim
-		// of this leadership: its acknowledgement of this one, or this
-		// claim, may have been lost. One that never acknowledged is bound
-		// by a guard (it acknowledges when the guard ends: oweAck), or
-		// missed every claim, and hears the next heartbeat's.
-		if a := q.acked[id]; a < q.nSent && (!herd || a > 0) {
-			q.ids = append(q.ids, id)
+		a := q.acked[id]
+		switch {
+		case a >= q.nSent:
+			continue
+		case telling && a < q.told:
+		case acked:
+			continue
+		case !herd:
+		case a == 0:
+			// In a herd, only to a member that acknowledged an earlier
+			// claim of this leadership: its acknowledgement of this one,
+			// or this claim, may have been lost. One that never
+			// acknowledged is bound by a guard (it acknowledges when the
+			// guard ends: oweAck), or missed every claim, and hears the
+			// next heartbeat's.
+			continue
+		case thin && a+1 >= q.nSent:
+			// Its latest is of the claim before: this one was the other
+			// half's turn (thinAck).
+			continue
 		}
+		q.ids = append(q.ids, id)
 	}
 	if len(q.ids) == 0 {
 		return
