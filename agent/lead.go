@@ -93,6 +93,9 @@ func (a *Agent) updateJob() {
 	st := a.machine.Status()
 	// The addresses first: the job starts only once they are held.
 	run := st.State == election.StateLeader && !l.leaving && !l.haltJob && !l.resigning && l.jobWait == "" && l.takeoverUntil == 0 && a.vipsReady()
+	if run && !l.wantRun && a.carrierGone() {
+		return // it stepped down: onLinks updated the job
+	}
 	if run && (!l.wantRun || l.steppedDown) {
 		l.gen++
 	}

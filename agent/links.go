@@ -38,16 +38,17 @@ import (
 // linkWatcher starts a watch of the carrier of devs: report gets each
 // dev's state before it returns, then every change, from one goroutine
 // at a time, and must not block; stop ends the watch, after which report
-// is not called. vip.WatchLinks, or a test's fake (Config.linkWatch).
-type linkWatcher func(devs []string, report func(dev string, up bool)) (stop func(), err error)
+// is not called; up reads a watched dev's carrier now, ahead of its
+// report. vip.WatchLinks, or a test's fake (Config.linkWatch).
+type linkWatcher func(devs []string, report func(dev string, up bool)) (stop func(), up func(dev string) bool, err error)
 
 // systemLinks watches the kernel's interfaces.
-func systemLinks(devs []string, report func(string, bool)) (func(), error) {
+func systemLinks(devs []string, report func(string, bool)) (func(), func(string) bool, error) {
 	w, err := vip.WatchLinks(devs, report)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return w.Close, nil
+	return w.Close, w.Up, nil
 }
 
 // linkAgent is the agent's part of the watch, set up by Start.
@@ -56,6 +57,7 @@ type linkAgent struct {
 	electionDev string   // the election interface
 	devs        []string // the interfaces watched now
 	stop        func()   // ends the watch; nil without one
+	up          func(dev string) bool
 
 	mu   sync.Mutex
 	down map[string]bool // the interfaces reported down
@@ -89,11 +91,11 @@ func (a *Agent) watchLinks() error {
 		return nil
 	}
 	a.stopLinks()
-	stop, err := k.watch(devs, a.onLinkReport)
+	stop, up, err := k.watch(devs, a.onLinkReport)
 	if err != nil {
 		return fmt.Errorf("watching the links of %s: %w", strings.Join(devs, ", "), err)
 	}
-	k.stop, k.devs = stop, devs
+	k.stop, k.up, k.devs = stop, up, devs
 	return nil
 }
 
@@ -102,7 +104,7 @@ func (a *Agent) stopLinks() {
 	k := &a.links
 	if k.stop != nil {
 		k.stop()
-		k.stop, k.devs = nil, nil
+		k.stop, k.up, k.devs = nil, nil, nil
 	}
 	k.mu.Lock()
 	k.down = nil
@@ -171,6 +173,23 @@ func (a *Agent) onLinks() {
 		l.dirty = true
 		a.applyStandby()
 	}
+}
+
+// carrierGone reads the election interface's carrier now, ahead of the
+// watch's report, and reports whether it is lost: then onLinks has taken
+// the node out of the elections (a leader steps down). The loop can reach
+// a step that makes this node lead before the report of a carrier lost
+// meanwhile: an agent resumed from a pause (SIGSTOP, a frozen VM) finds
+// its election timer and the kernel's notice due together, and handles
+// them in either order. updateJob calls it before the job starts.
+func (a *Agent) carrierGone() bool {
+	k := &a.links
+	if k.up == nil || a.loop.carrierLost || k.up(k.electionDev) {
+		return false
+	}
+	a.onLinkReport(k.electionDev, false)
+	a.onLinks()
+	return true
 }
 
 // carrierDue ends the listen after the carrier came back (aux timer).

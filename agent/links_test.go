@@ -110,6 +110,35 @@ func TestCarrierLossLeaderStopsAtOnce(t *testing.T) {
 	}
 }
 
+// The carrier is read before the job starts, ahead of the watch's
+// report: a node whose carrier went while its report was still on the way
+// (an agent resumed from a pause handles its election timer and the
+// kernel's notice in either order) steps down instead of starting its
+// job, and its status says why. Here the report never comes: the node
+// wins its first election without carrier.
+func TestCarrierReadBeforeTheJobStarts(t *testing.T) {
+	s := newAgentSet(t)
+	rec := &vipRecord{}
+	f := &fakeVIPs{rec: rec}
+	f.silentCarrier("lo", false)
+	starts := filepath.Join(t.TempDir(), "starts")
+	cfg := testConfig("node-1", 1)
+	cfg.Job, cfg.JobGrace = carrierJob(starts, 0), 2*time.Second
+	a := startVIPAgent(t, s, 0, cfg, f)
+	waitFor(t, "node-1 in fault for its carrier", electBound, func() (bool, string) {
+		st := a.Status()
+		return hasFault(st, "the election interface has no carrier (lo)"), fmt.Sprint(st.State, st.Fault)
+	})
+	// Alone, it would lead again after its resign hold-off; it must not
+	// while the carrier is lost.
+	time.Sleep(a.machine.Config().ResignHoldoff + 2*cfg.SuspectAfter)
+	if st, job := a.Status(), a.Job(); st.State == "leader" || jobStarts(t, starts, 1) != 0 || job.State == "running" {
+		t.Fatalf("led without carrier: %v, job %s, %d job starts", st.State, job.State, jobStarts(t, starts, 1))
+	}
+	f.linkReport("lo", true)
+	waitStarts(t, starts, 1, 1)
+}
+
 // A follower whose election interface loses its carrier takes no part in
 // elections: when its leader goes (as it does for a node that hears no
 // one), it does not elect itself and never starts the job; once the

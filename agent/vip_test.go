@@ -71,6 +71,8 @@ type fakeVIPs struct {
 	removed [][]vip.Addr     // what each remove was asked to remove
 	answer  net.HardwareAddr // the probe's answer
 	report  func(dev string, up bool)
+	// noCarrier: the interfaces without carrier now, reported or not.
+	noCarrier map[string]bool
 }
 
 func (f *fakeVIPs) record(op string) {
@@ -136,23 +138,41 @@ func (f *fakeVIPs) driver() *vipDriver {
 }
 
 // watch is the fake link watch (Config.linkWatch): every link up at
-// first, then what linkReport says.
-func (f *fakeVIPs) watch(devs []string, report func(string, bool)) (func(), error) {
+// first, then what linkReport says; its reading now is the carrier that
+// linkReport or silentCarrier set last (up until then).
+func (f *fakeVIPs) watch(devs []string, report func(string, bool)) (func(), func(string) bool, error) {
 	f.mu.Lock()
 	f.report = report
 	f.mu.Unlock()
 	for _, d := range devs {
 		report(d, true)
 	}
-	return func() {}, nil
+	up := func(dev string) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return !f.noCarrier[dev]
+	}
+	return func() {}, up, nil
 }
 
 // linkReport is what the link watch reports.
 func (f *fakeVIPs) linkReport(dev string, up bool) {
+	f.silentCarrier(dev, up)
 	f.mu.Lock()
 	r := f.report
 	f.mu.Unlock()
 	r(dev, up)
+}
+
+// silentCarrier sets dev's carrier as the kernel has it, its report still
+// to come.
+func (f *fakeVIPs) silentCarrier(dev string, up bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noCarrier == nil {
+		f.noCarrier = map[string]bool{}
+	}
+	f.noCarrier[dev] = !up
 }
 
 // startVIPAgent starts an agent of cfg with the fake f.

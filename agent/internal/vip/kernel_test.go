@@ -352,10 +352,20 @@ func TestWatchLinks(t *testing.T) {
 	}
 	expect("first", report{l.devA, true})
 	expect("first", report{"nosuchdev0", false})
+	if !w.Up(l.devA) || w.Up("nosuchdev0") {
+		t.Fatalf("Up: %s %v, nosuchdev0 %v; want true, false", l.devA, w.Up(l.devA), w.Up("nosuchdev0"))
+	}
 	iproute(t, "-n", l.a, "link", "set", l.devA, "down")
+	// Up reads the kernel, whether or not the report is in yet.
+	if w.Up(l.devA) {
+		t.Fatalf("Up(%s) after it was set down: true", l.devA)
+	}
 	expect("set down", report{l.devA, false})
 	iproute(t, "-n", l.a, "link", "set", l.devA, "up")
 	expect("set up", report{l.devA, true})
+	if !w.Up(l.devA) {
+		t.Fatalf("Up(%s) after it was set up: false", l.devA)
+	}
 	iproute(t, "-n", l.b, "link", "set", l.devB, "down")
 	expect("the peer down (no carrier)", report{l.devA, false})
 	iproute(t, "-n", l.b, "link", "set", l.devB, "up")

@@ -94,6 +94,20 @@ func (w *LinkWatch) subscribe() (*subscription, error) {
 	return s, nil
 }
 
+// Up reads the carrier of dev (one of the watched interfaces) from the
+// kernel now, without waiting for the watch's report: a report may still
+// be on its way when the caller must act on the state (an agent resumed
+// from a pause, its timers and the link's notice due at once).
+func (w *LinkWatch) Up(dev string) bool {
+	var up bool
+	w.home.do(func() error {
+		l, err := netlink.LinkByName(dev)
+		up = err == nil && linkUp(l.Attrs().RawFlags)
+		return nil
+	})
+	return up
+}
+
 // states reads the state of every dev now.
 func (w *LinkWatch) states() map[string]bool {
 	now := make(map[string]bool, len(w.devs))
