@@ -75,6 +75,33 @@ func TestQuorumHerdSkewsTheAlarm(t *testing.T) {
 	}
 }
 
+// A node that membership has not listed yet counts as larger in the
+// herd's ranks (quorum mode knows the cluster's size): 8, whose members
+// lack 10 and 11, ranks third among the survivors as with a full view,
+// both for its alarm and for its election's put-off. Right after a
+// 128-host LAN started, nodes that did not know the largest yet ranked
+// themselves first and elected at once.
+func TestQuorumHerdRanksCountUnlistedNodes(t *testing.T) {
+	var members []Key
+	for _, id := range []NodeID{1, 2, 3, 4, 5, 6, 7, 9, herdN} {
+		members = append(members, key(id))
+	}
+	n := newNode(t, key(8), members, herdOpts)
+	n.step(0, evStart)
+	n.step(400*ms, qclaim(wire.TypeHeartbeat, herdN, 1, 1))
+	n.is(StateFollower, 1, herdN)
+	deadline, _ := n.b.det.SuspectAt()
+	if want := deadline + 3*tSuspect/maxSkewRank; n.b.deadline[TimerSuspect] != want {
+		t.Fatalf("8's alarm at %v, want %v (rank 3: 9, and 10 and 11 unlisted)", n.b.deadline[TimerSuspect], want)
+	}
+	// The put-off counts the leader too until it is suspected: 9, 10, 11
+	// and 12, as with a full view.
+	full := herdFollower(t, 8)
+	if got, want := n.b.electSkew(), 4*tSuspect/maxSkewRank; got != want || full.b.electSkew() != want {
+		t.Fatalf("8's election put off %v after its guard, %v with a full view, want %v (rank 4)", got, full.b.electSkew(), want)
+	}
+}
+
 // A confirmation's PROBEs go to the leader and three vouchers, unicast,
 // not to all: only the pre-vote needs everyone's answer.
 func TestQuorumHerdConfirmationProbesTheLeaderAndVouchers(t *testing.T) {
