@@ -167,6 +167,12 @@ func (c *core) probeTargets(m wire.Message) bool {
 			c.emit(Action{Kind: ActSend, To: id, Msg: m, Count: 1})
 			sent++
 			asked++
+			if c.st.confirming {
+				if c.st.asked == nil {
+					c.st.asked, c.st.silent = map[NodeID]bool{}, map[NodeID]bool{}
+				}
+				c.st.asked[id] = true
+			}
 		}
 	}
 	return sent > 0

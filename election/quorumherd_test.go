@@ -102,6 +102,48 @@ func TestQuorumHerdRanksCountUnlistedNodes(t *testing.T) {
 	}
 }
 
+// A herd's confirmation that has sent all its rounds, and whose vouchers
+// all answered without news of the leader, suspects at once instead of
+// waiting out the rest of its timeout (which a round-trip estimate
+// inflated by a loaded start stretched to SuspectAfter on the test bed,
+// while smaller ranks elected: a storm). One voucher with news still
+// ends the suspicion.
+func TestQuorumHerdConfirmationEndsWhenVouchersAreSilent(t *testing.T) {
+	for _, news := range []bool{false, true} {
+		n := herdFollower(t, 5)
+		var asked []NodeID
+		for _, a := range n.step(n.b.deadline[TimerSuspect], fire(TimerSuspect)) {
+			if a.Kind == ActSend && a.Msg.Type == wire.TypeProbe && a.To != herdN {
+				asked = append(asked, a.To)
+			}
+		}
+		if len(asked) != probeVouchers {
+			t.Fatalf("the confirmation asked vouchers %v, want %d", asked, probeVouchers)
+		}
+		for i := 0; n.b.st.probes < probeRounds && i < 2*probeRounds; i++ {
+			n.step(n.b.deadline[TimerConfirm], fire(TimerConfirm))
+		}
+		now, end := n.b.deadline[TimerConfirm], n.b.st.confirmEnd
+		var acts []Action
+		for k, id := range asked {
+			v := claim(wire.TypeVouch, key(id), 1)
+			v.Msg.Leader = herdN
+			heard := 300 * ms // before this node's own, at 400ms
+			if news && k == 0 {
+				heard = now - ms
+			}
+			v.Msg.Age = uint32((now - heard) / time.Microsecond)
+			acts = n.step(now, v)
+			if k < len(asked)-1 && has(acts, "follow leader=0 term=1") {
+				t.Fatalf("suspected after %d of %d vouchers answered", k+1, len(asked))
+			}
+		}
+		if got := has(acts, "follow leader=0 term=1"); got == news || now >= end {
+			t.Fatalf("news %v: suspected %v at %v (the confirmation's end %v): %q", news, got, now, end, actStrings(acts))
+		}
+	}
+}
+
 // A confirmation's PROBEs go to the leader and three vouchers, unicast,
 // not to all: only the pre-vote needs everyone's answer.
 func TestQuorumHerdConfirmationProbesTheLeaderAndVouchers(t *testing.T) {
