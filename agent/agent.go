@@ -55,9 +55,12 @@ type Agent struct {
 	ml      *memberlist.Memberlist
 	del     *delegate
 	joiner  *joiner
-	reg     *prometheus.Registry
-	met     *metrics.Metrics
-	web     struct {
+	// beforeJoin, when set (tests, before Start), runs before each join
+	// of an address.
+	beforeJoin func(addr string)
+	reg        *prometheus.Registry
+	met        *metrics.Metrics
+	web        struct {
 		srv *http.Server
 		ln  net.Listener
 	}
@@ -316,7 +319,7 @@ func (a *Agent) startJoiner() {
 		seeds[i] = normalizeSeed(s, DefaultGossipPort)
 	}
 	a.joiner = &joiner{ml: a.ml, seeds: seeds, log: a.log, kick: make(chan []string, 1),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), before: a.beforeJoin}
 	go a.joiner.run()
 }
 

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // TestDiscoveryLoopback: two agents on two loopback addresses, multicast
@@ -125,6 +128,61 @@ func TestDiscoveryRestart(t *testing.T) {
 		}
 		t.Logf("restart %d: host-1 listed host-2 %v after its start", round, time.Since(restarted).Round(time.Millisecond))
 	}
+}
+
+// TestStopDuringJoin: an agent stopped while its join is under way leaves
+// once that join has ended, so that the peer it joined sees it leave, not
+// fail seconds later. Left before the join ended, its leave went to nobody
+// (memberlist waits for the leave's broadcast only when it lists someone),
+// and the peer listed it alive, then dead (a CI failure of
+// TestDiscoveryRestart: host-2 stopped while it joined host-1).
+func TestStopDuringJoin(t *testing.T) {
+	set := newAgentSet(t)
+	a := set.start(0, testConfig("host-1", 1))
+	cfg := testConfig("host-2", 2)
+	cfg.Join = []string{a.GossipAddr().String()}
+	cfg.Logger = loggerTo(set.logs, 1)
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joining, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	b.beforeJoin = func(string) {
+		once.Do(func() {
+			close(joining)
+			<-release
+		})
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Crash)
+	<-joining
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stopped <- b.Stop(ctx)
+	}()
+	// The join goes on once the stop has begun (its "leaving" line).
+	waitfor.Until(t, "host-2 begins to stop", electBound, time.Millisecond, func() (bool, string) {
+		return strings.Contains(set.logs.String(), "msg=leaving agent=node-2"), "no leaving line from node-2"
+	})
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	// memberlist declares a silent member dead after its probes fail
+	// (seconds); a leave is known at once.
+	waitfor.Until(t, "host-1 lists host-2 as left", electBound, time.Millisecond, func() (bool, string) {
+		for _, m := range a.Status().Members {
+			if m.Name == "host-2" {
+				return m.Status == "left", "host-2 is " + m.Status
+			}
+		}
+		return false, "host-1 does not list host-2"
+	})
 }
 
 // TestDiscoveryCrashRestart: an agent that crashes and comes back on the

@@ -222,6 +222,7 @@ type joiner struct {
 	stop     chan struct{}
 	done     chan struct{}
 	attempts atomic.Int64 // joins begun, for tests
+	before   func(addr string)
 }
 
 const (
@@ -249,6 +250,13 @@ func (j *joiner) run() {
 		}
 		if len(addrs) > 0 {
 			n, err := j.join(addrs)
+			select {
+			case <-j.stop:
+				if err != nil {
+					return // the agent stops: not a failure to report
+				}
+			default:
+			}
 			if err == nil && j.ml.NumMembers() <= 1 {
 				err = errors.New("only this node answered")
 			}
@@ -300,6 +308,9 @@ func (j *joiner) join(addrs []string) (int, error) {
 		default:
 		}
 		j.attempts.Add(1)
+		if j.before != nil {
+			j.before(addr)
+		}
 		k, err := j.ml.Join([]string{addr})
 		n += k
 		if err != nil {

@@ -53,6 +53,10 @@ func (a *Agent) Stop(ctx context.Context) error {
 		if d, ok := ctx.Deadline(); ok {
 			timeout = min(timeout, time.Until(d))
 		}
+		// A join under way lists its peers only when it ends: a leave
+		// before that is broadcast to nobody, and the peers it joined see
+		// this node fail seconds later instead of leave. It ends first.
+		a.waitJoiner(timeout / 4)
 		if a.ml.NumMembers() > 1 {
 			// Not beside a push of metaPusher: UpdateNode is not safe
 			// to call twice at once.
@@ -157,16 +161,37 @@ func (a *Agent) shutdown(ctx context.Context) {
 	}
 }
 
+// stopJoiner tells the joiner to start no other join.
+func (a *Agent) stopJoiner() {
+	if a.joiner == nil {
+		return
+	}
+	select {
+	case <-a.joiner.stop:
+	default:
+		close(a.joiner.stop)
+	}
+}
+
+// waitJoiner stops the joiner and waits up to d for a join under way.
+func (a *Agent) waitJoiner(d time.Duration) {
+	if a.joiner == nil {
+		return
+	}
+	a.stopJoiner()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-a.joiner.done:
+	case <-t.C:
+		a.log.Warn("a join still under way at the leave: the peers it reaches may see this node fail instead of leave", "waited", d)
+	}
+}
+
 // closeAll closes whatever Start opened (some may be nil after a failed
 // Start).
 func (a *Agent) closeAll() {
-	if a.joiner != nil {
-		select {
-		case <-a.joiner.stop:
-		default:
-			close(a.joiner.stop)
-		}
-	}
+	a.stopJoiner()
 	if a.ml != nil {
 		a.ml.Shutdown()
 	}
