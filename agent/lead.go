@@ -124,18 +124,7 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		// is not running, by gossip or by a state exchange with it, the
 		// first of which starts now.
 		if a.procs.sup != nil && a.cfg.Quorum == 0 && prev.Leader != 0 && prev.Leader != a.cfg.NodeID && !l.leaderLost {
-			for name, m := range l.members {
-				if m.alive() && m.metaOK && m.meta.NodeID == prev.Leader {
-					// Its job stops within its grace, not ours; ours too
-					// in case its metadata is older than a reload.
-					l.jobWaitMax = max(a.cfg.JobGrace, a.graceOf(prev.Leader)) + jobWaitMargin
-					l.jobWait, l.jobWaitUntil = name, now+l.jobWaitMax
-					l.jobWaitSync = now
-					a.log.Info("waiting for the previous leader's job to stop before starting ours",
-						"previous", name, "reported_running", m.meta.Job, "at_most", l.jobWaitMax)
-					a.syncWait(now)
-				}
-			}
+			a.waitForJobOf(prev.Leader, now, "waiting for the previous leader's job to stop before starting ours")
 		}
 		l.takeoverUntil = 0
 		if a.procs.sup != nil && a.cfg.TakeoverWait > 0 && l.jobWait == "" && !l.lostToResign {
@@ -193,6 +182,62 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		l.leaderLost = false
 		l.lostToResign = false
 		l.formerLeader = st.Leader
+	}
+}
+
+// waitForJobOf makes the job wait for the job of node id, a live member,
+// to stop, at most its grace (or ours, the longer) and jobWaitMargin
+// from now; a wait for it already under way lasts until then at least.
+// It reports whether id is a live member (the wait began or goes on).
+func (a *Agent) waitForJobOf(id uint64, now time.Duration, msg string) bool {
+	l := &a.loop
+	for name, m := range l.members {
+		if !m.alive() || !m.metaOK || m.meta.NodeID != id {
+			continue
+		}
+		// Its job stops within its grace, not ours; ours too in case its
+		// metadata is older than a reload.
+		wait := max(a.cfg.JobGrace, a.graceOf(id)) + jobWaitMargin
+		if l.jobWait == name {
+			// Its claims go on: so may its job (logged once).
+			l.jobWaitMax += max(now+wait-l.jobWaitUntil, 0)
+			l.jobWaitUntil = max(l.jobWaitUntil, now+wait)
+			a.rearmAux()
+			return true
+		}
+		l.jobWaitMax = wait
+		l.jobWait, l.jobWaitUntil = name, now+wait
+		l.jobWaitSync = now
+		a.log.Info(msg, "previous", name, "reported_running", m.meta.Job, "at_most", wait)
+		a.syncWait(now)
+		return true
+	}
+	return false
+}
+
+// heardClaim runs after the step of a claim (COORDINATOR or HEARTBEAT)
+// of node x, another node; wanted: the job was wanted before that step.
+// x led a moment ago and learns only now, from this leader's answer,
+// that it no longer does: it had not heard this node's claim (a one-way
+// link, a partition), or claimed a new term meanwhile. Its job stops
+// within its grace from now, not from when this node took over, so a
+// leader whose job has not started yet waits for it as for a displaced
+// leader's, from now (sim/job's Driver.HeardClaim alike). A wait for a
+// third leader is kept as it is. A job that runs already ran beside x's:
+// that was two leaders, not a takeover.
+func (a *Agent) heardClaim(x uint64, wanted bool) {
+	l := &a.loop
+	if a.procs.sup == nil || a.cfg.Quorum > 0 || wanted || a.machine.Status().State != election.StateLeader {
+		return
+	}
+	if l.jobWait != "" {
+		if m := l.members[l.jobWait]; m == nil || !m.metaOK || m.meta.NodeID != x {
+			return
+		}
+	}
+	if a.waitForJobOf(x, a.now(), "another leader claimed: waiting for its job to stop before starting ours") {
+		l.dirty = true
+		a.updateJob()
 	}
 }
 

@@ -269,9 +269,13 @@ func (a *Agent) onPacket(p packet) {
 	// A stale leader's claim heard while this one holds the addresses:
 	// announce them again once the machine has seen it (vip.go).
 	claim := l.vipHeld && a.isStaleClaim(&p.msg)
+	wanted := l.wantRun
 	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
 	if claim {
 		a.staleClaim(&p.msg)
+	}
+	if (p.msg.Type == wire.TypeCoordinator || p.msg.Type == wire.TypeHeartbeat) && p.msg.From != a.cfg.NodeID {
+		a.heardClaim(p.msg.From, wanted)
 	}
 }
 

@@ -767,6 +767,9 @@ func (e *explorer) step(s *state, i int, ev election.Event) {
 	}
 	wait := n.drv.Wait
 	n.drv.AfterStep(s.now, before, after, acts)
+	if x := job.Claimant(ev, id); x != 0 && n.drv.HeardClaim(s.now, x) && n.drv.Wait == wait {
+		e.linef("n%d waits for n%d's job until %v: it claimed again", id, x, n.drv.WaitUntil)
+	}
 	if n.drv.Wait != 0 && n.drv.Wait != wait {
 		e.linef("n%d waits for n%d's job to stop", id, n.drv.Wait)
 	}

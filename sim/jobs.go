@@ -17,9 +17,12 @@ import (
 const waitPoll = 50 * time.Millisecond
 
 // afterJobStep runs the driver's policy after a step of node n.
-func (s *Sim) afterJobStep(n *node, before, after election.Status, acts []election.Action) {
+func (s *Sim) afterJobStep(n *node, ev election.Event, before, after election.Status, acts []election.Action) {
 	wait := n.drv.Wait
 	n.drv.AfterStep(s.now, before, after, acts)
+	if x := job.Claimant(ev, n.key.ID); x != 0 && n.drv.HeardClaim(s.now, x) && n.drv.Wait == wait {
+		s.tracef("n%d waits for n%d's job until %v: it claimed again", n.key.ID, x, n.drv.WaitUntil)
+	}
 	if after.State == election.StateLeader && before.State != election.StateLeader {
 		n.job.term = after.Term
 		if n.drv.From != 0 {

@@ -960,7 +960,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 	}
 	s.Check.afterStep(n.idx, before, after)
 	if n.job != nil {
-		s.afterJobStep(n, before, after, acts)
+		s.afterJobStep(n, ev, before, after, acts)
 	}
 }
 

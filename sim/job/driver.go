@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
 )
 
 // Driver is the agent's job policy on one node (agent/lead.go
@@ -42,11 +43,14 @@ type Driver struct {
 	// while it lived (0: none, or a leader lost to a crash, a suspicion
 	// or a RESIGN); the checker's classification of the leadership.
 	From election.NodeID
+
+	ran bool // Run() before the step being handled: the job was wanted
 }
 
 // AfterStep updates the policy after one step of the machine, from its
 // status before and after the step and the actions of the step.
 func (d *Driver) AfterStep(now time.Duration, before, after election.Status, acts []election.Action) {
+	d.ran = d.Run()
 	for i := range acts {
 		if acts[i].Kind == election.ActFollow {
 			// In order: a step may follow a leader and at once begin to
@@ -73,6 +77,40 @@ func (d *Driver) AfterStep(now time.Duration, before, after election.Status, act
 		d.lost = false
 	}
 	d.leads = leads
+}
+
+// Claimant is the node whose claim to lead (COORDINATOR or HEARTBEAT) ev
+// delivers to node self, 0 for any other event.
+func Claimant(ev election.Event, self election.NodeID) election.NodeID {
+	if ev.Kind != election.EvMessage || ev.Msg.From == self ||
+		ev.Msg.Type != wire.TypeCoordinator && ev.Msg.Type != wire.TypeHeartbeat {
+		return 0
+	}
+	return ev.Msg.From
+}
+
+// HeardClaim runs after AfterStep for a step that handled a claim
+// (COORDINATOR or HEARTBEAT) of another node, x, and reports whether it
+// made the takeover wait for x's job or wait longer. x led a moment ago
+// and learns only now, from this leader's answer, that it no longer
+// does: it had not heard this node's claim (a one-way link, a
+// partition), or claimed a new term meanwhile. Its job stops within its
+// grace from now, not from when this node took over, so a leader whose
+// job has not started yet waits for it as for a displaced leader's,
+// from now. A wait for a third leader is kept as it is. A job that runs
+// already ran beside x's: that was two leaders, not a takeover.
+func (d *Driver) HeardClaim(now time.Duration, x election.NodeID) bool {
+	if !d.leads || d.Quorum || d.ran || x == 0 || d.Wait != 0 && d.Wait != x {
+		return false
+	}
+	if d.Wait == 0 {
+		d.Wait, d.WaitSince = x, now
+		if d.From == 0 {
+			d.From = x
+		}
+	}
+	d.WaitUntil = max(d.WaitUntil, now+d.WaitMax)
+	return true
 }
 
 // Resolve ends a takeover's wait when the previous leader's job is known
