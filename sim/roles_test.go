@@ -61,7 +61,8 @@ func roleSchedules(t *testing.T, alg string, quorum bool, n int) {
 		}
 		leaderships += res.Leaderships
 	}
-	if nonCandidates == 0 || largestNot == 0 {
+	if *flagSeed == 0 && (nonCandidates == 0 || largestNot == 0) {
+		// (A single seed replayed tests what it has.)
 		t.Errorf("the schedules had %d witnesses and observers, %d with the largest key: nothing tested", nonCandidates, largestNot)
 	}
 	t.Logf("%s (quorum %v): %d schedules in %v, %d failed; %d witnesses and observers, the largest key not a candidate in %d; %d leaderships",
