@@ -385,8 +385,18 @@ func (c *core) onVouch(m *wire.Message, from Key) {
 		return
 	}
 	if k, ok := c.members[m.Leader]; ok && c.self.Less(k) {
-		// A larger leader is alive: the election would end with it.
-		c.stopPrevote()
+		// A larger leader is alive, as far as the voucher knows: the
+		// election would end with it, and its claim stops the pre-vote
+		// (follow) when it comes. Until then the pre-vote waits, as after
+		// a round that failed, and asks again: the voucher may not have
+		// noticed yet that its leader is gone. (Stopped here, it waited
+		// for a claim that never came: 2 candidates and 2 witnesses, a
+		// witness that still named the crashed leader, no leader for
+		// good.)
+		if s := &c.st; s.probes > 0 || c.now < s.roundEnd {
+			s.roundEnd, s.probes = c.now, 0
+			c.prevoteBackoff()
+		}
 		if m.Term < c.term && c.leader == 0 {
 			// But its term is behind ours, so its claims are stale here
 			// and this node would wait for nothing: an ANSWER of our

@@ -186,7 +186,10 @@ func TestClaimantAskedBeforeFollowing(t *testing.T) {
 }
 
 // Rule 3 (quorum mode): a node elects only once a majority granted its
-// pre-vote; a VOUCH naming a live leader larger than it ends the pre-vote.
+// pre-vote; a VOUCH naming a live leader larger than it ends the round,
+// and the pre-vote waits for that leader's claim, which ends it, or asks
+// again when none comes (the voucher may not know yet that its leader is
+// gone).
 func TestPrevoteNeedsMajority(t *testing.T) {
 	n := started(t, key(2), keys(1, 3, 4, 5), hardened, quorumOf(5))
 	acts := n.step(tStartup, fire(TimerStartup))
@@ -200,12 +203,27 @@ func TestPrevoteNeedsMajority(t *testing.T) {
 	if !has(acts, "broadcast ELECTION to larger (3) term=0") {
 		t.Fatalf("majority granted: %q, want the election", actStrings(acts))
 	}
-	// A node that hears a larger live leader gives its pre-vote up.
+	// A node that hears of a larger live leader waits for it.
 	m := started(t, key(2), keys(1, 3, 4, 5), hardened, quorumOf(5))
 	m.step(tStartup, fire(TimerStartup))
-	m.step(301*ms, vouch(1, 0, 5, time.Millisecond))
+	acts = m.step(301*ms, vouch(1, 0, 5, time.Millisecond))
+	var next time.Duration
+	for _, a := range acts {
+		if a.Kind == ActSetTimer && a.Timer == TimerPrevote {
+			next = a.At
+		}
+	}
+	if next < 301*ms+2*m.b.confirmTimeout() || hasKind(acts, ActBroadcast) {
+		t.Fatalf("a vouch for the larger live leader 5: %q, want the round ended and the next in 2×ConfirmTimeout or more", actStrings(acts))
+	}
+	// None came (the voucher had not noticed 5's crash): it asks again.
+	if acts := m.step(next, fire(TimerPrevote)); !has(acts, "broadcast PROBE to all (4) term=0") {
+		t.Fatalf("no claim of 5 after the wait: %q, want the pre-vote's next round", actStrings(acts))
+	}
+	// 5's claim ends it.
+	m.step(next+time.Millisecond, coord(5, 1))
 	if m.b.st.prevoting {
-		t.Error("still pre-voting after a vouch for the larger live leader 5")
+		t.Error("still pre-voting after the larger leader 5 claimed")
 	}
 }
 
