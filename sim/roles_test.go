@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -114,5 +115,29 @@ func TestRoleCheckerCatchesALeadingWitness(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("violations %q, want invariant 5 for n3", s.Check.Violations)
+	}
+}
+
+// Role schedules in quorum mode that once ended with no leader, each
+// replayed as generated: a pre-vote stopped for good by a VOUCH that named
+// the crashed leader (its sender had not noticed the crash yet) waited for
+// a claim that never came. They converge now.
+func TestRoleSchedulesOnceStuck(t *testing.T) {
+	for _, tc := range []struct {
+		alg  string
+		seed uint64
+	}{
+		{election.AlgorithmBully, 2287},
+		{election.AlgorithmBully, 2784},
+		{election.AlgorithmRing, 475},
+		{election.AlgorithmChangRoberts, 2287},
+		{election.AlgorithmHirschbergSinclair, 2207},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.alg, tc.seed), func(t *testing.T) {
+			sch := GenerateRoles(tc.alg, tc.seed, true)
+			if res := Run(sch, nil); res.Failed() {
+				t.Errorf("%s%v", sch.Describe(), res.Violations)
+			}
+		})
 	}
 }
