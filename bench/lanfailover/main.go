@@ -155,6 +155,7 @@ type options struct {
 	seed          uint64
 	verbose       bool
 	logDir        string        // -logs: where the agents' logs are kept
+	stateDir      string        // -state-dir: where the state files' directories go ("": the system's)
 	settle        time.Duration // -settle: how long a LAN runs agreed before each kill
 }
 
@@ -196,6 +197,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.idle.window, "idle-window", defaultIdleWindow, "how long the idle CPU of each agent is measured (CPU time comes in 10 ms ticks: a longer window is finer)")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
 	fs.DurationVar(&o.settle, "settle", 0, "how long the LAN runs agreed before each kill (0: the kill follows the agreement after a random part of a heartbeat); the taking back by the restarted host-K and memberlist's gossip of its return run meanwhile")
+	fs.StringVar(&o.stateDir, "state-dir", "", "with -quorum: where the agents' --state-file go, a directory each setting (default: the system's temporary directory); the hosts of the bed share one disk, where each host of a LAN has its own, and their votes' fsyncs queue on it: a tmpfs (/dev/shm) takes that queue away")
 	fs.StringVar(&o.logDir, "logs", "", "keep every agent's log (each process of each row, the killed ones too) in this directory, one file a process")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
@@ -499,12 +501,13 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	// restarts.
 	var stateDir string
 	if quorum > 0 {
-		stateDir = r.TempDir()
+		stateDir = r.TempDirIn(o.stateDir)
 	}
 	n := e2e.NewNet(r, o.hosts)
 	e2e.RequireNFT(r)
 	n.CountPackets(r)
 	obs := n.Observe(r, observePeriod(o.hosts))
+	obs.LogsOnly(true) // until the start-up's agreement (startup)
 	start := func(i int) *e2e.Proc {
 		args := []string{"run", "--bind", n.Addr(i), "--name", hostName(i), "--node-id", strconv.Itoa(i + 1),
 			"--log-format", "json", "--heartbeat", hb.String(), "--algorithm", alg}
@@ -517,6 +520,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	if quorum > 0 {
 		label += " quorum " + strconv.Itoa(quorum)
 	}
+	busy0, all0, busyErr := procstat.Machine()
 	procs, lastStart := startAgents(r, o, n, obs, start)
 	if o.logDir != "" {
 		row := fmt.Sprintf("%s-%s-%dhosts-%s", alg, label, o.hosts, mode)
@@ -535,6 +539,11 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	top := o.hosts - 1
 	res.Hosts = o.hosts
 	res.Startup = startup(r, obs, lastStart, top, all)
+	if busy1, all1, err := procstat.Machine(); err == nil && busyErr == nil && all1 > all0 {
+		// How saturated the start left the machine: the bed's hosts share
+		// its CPUs, where a LAN's each have their own.
+		r.Logf("the machine's CPUs were %.0f %% busy from the first start to the agreement", 100*float64(busy1-busy0)/float64(all1-all0))
+	}
 	// The idle cost: the cluster settled, nothing polling the agents.
 	obs.Stop()
 	res.Usage = idleUsage(r, procs)
@@ -549,6 +558,10 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		if trial == 0 {
 			trialsFrom = cpuTimes(r, procs)
 		}
+		// Nothing polls the agents from here to the agreement: on a bed
+		// of 128 hosts the polls of /status take as much CPU as a
+		// failover's packets (see e2e's LogsOnly).
+		obs.LogsOnly(true)
 		time.Sleep(o.settle) // the scenario: a LAN agreed for this long
 		time.Sleep(time.Duration(rng.Int64N(int64(hb))))
 		p0, err := n.Packets()
@@ -563,9 +576,10 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		if err := procs[top].Signal(sig); err != nil {
 			r.Fatalf("trial %d: %v", trial+1, err)
 		}
-		if why := waitAgree(r, obs, t0, uint64(top), others); why != "" {
-			res.Failures = append(res.Failures, fmt.Sprintf("trial %d: no agreement on host-%d within %v (%d hosts say they lead): %s",
-				trial+1, top, deadline, obs.Leading(others...), why))
+		if why := waitAgreeLogs(r, obs, t0, uint64(top), others); why != "" {
+			obs.LogsOnly(false)
+			res.Failures = append(res.Failures, fmt.Sprintf("trial %d: no agreement on host-%d within %v: %s",
+				trial+1, top, deadline, why))
 			return
 		}
 		p1, err := n.Packets()
@@ -580,6 +594,12 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		res.All = append(res.All, last)
 		res.Packets = append(res.Packets, p1.Sub(p0).Election)
 		r.Logf("lanleader %s %s trial %d: first %v, all %v, %d election packets", label, mode, trial+1, first, last, p1.Sub(p0).Election)
+		// The survivors' /status must say what their logs say: the next
+		// trial's wait for host-K's return polls again.
+		obs.LogsOnly(false)
+		if why := waitAgree(r, obs, time.Now(), uint64(top), others); why != "" {
+			r.Fatalf("trial %d: the logs agree on host-%d, /status not: %s", trial+1, top, why)
+		}
 
 		code, err := procs[top].Wait(10 * time.Second)
 		if mode == "graceful" && (err != nil || code != 0) {
@@ -671,6 +691,7 @@ func startAgents(r *runner, o options, n *e2e.Net, obs *e2e.Observer, start func
 		last = time.Now()
 		procs[i] = start(i)
 	}
+	r.Logf("%d agents started in %v", o.hosts, last.Sub(begin).Round(time.Millisecond))
 	return procs, last
 }
 
@@ -680,13 +701,19 @@ func startAgents(r *runner, o options, n *e2e.Net, obs *e2e.Observer, start func
 // start). No agreement within deadline ends the setting, saying how
 // many hosts lead.
 func startup(r *runner, obs *e2e.Observer, last time.Time, top int, all []int) time.Duration {
-	if why := waitAgree(r, obs, last, uint64(top+1), all); why != "" {
-		r.Fatalf("start-up: no convergence: %d hosts do not agree that host-%d leads within %v of the last start (%d say they lead): %s",
-			len(all), top+1, deadline, obs.Leading(all...), why)
+	// From the logs, with the observer's polls off (LogsOnly), then from
+	// /status too, once the time is taken.
+	if why := waitAgreeLogs(r, obs, last, uint64(top+1), all); why != "" {
+		r.Fatalf("start-up: no convergence: %d hosts do not agree that host-%d leads within %v of the last start: %s",
+			len(all), top+1, deadline, why)
 	}
 	at, ok := obs.LastChange(all...)
 	if !ok {
 		r.Fatalf("start-up: the hosts agree on host-%d, but not every log says so", top+1)
+	}
+	obs.LogsOnly(false)
+	if why := waitAgree(r, obs, time.Now(), uint64(top+1), all); why != "" {
+		r.Fatalf("start-up: the logs agree on host-%d, /status not (%d say they lead): %s", top+1, obs.Leading(all...), why)
 	}
 	return max(at.Sub(last), 0)
 }
@@ -730,11 +757,23 @@ func cpuTimes(r *runner, procs []*e2e.Proc) []cpuTime {
 // waitAgree polls obs until hosts agree on leader in polls after after;
 // "" when they do, why not when they do not within deadline.
 func waitAgree(r *runner, obs *e2e.Observer, after time.Time, leader uint64, hosts []int) string {
+	return waitUntil(r, func() (bool, string) { return obs.Agree(after, leader, hosts...) })
+}
+
+// waitAgreeLogs is waitAgree on the agents' logs alone (the observer's
+// polls off).
+func waitAgreeLogs(r *runner, obs *e2e.Observer, after time.Time, leader uint64, hosts []int) string {
+	return waitUntil(r, func() (bool, string) { return obs.AgreeLogs(after, leader, hosts...) })
+}
+
+// waitUntil waits up to deadline for agree, and returns its last reason
+// when it never does.
+func waitUntil(r *runner, agree func() (bool, string)) string {
 	why := ""
 	for end := time.Now().Add(deadline); time.Now().Before(end); time.Sleep(observeEvery / 2) {
 		r.checkInterrupt()
 		var ok bool
-		if ok, why = obs.Agree(after, leader, hosts...); ok {
+		if ok, why = agree(); ok {
 			return ""
 		}
 	}

@@ -87,8 +87,11 @@ func (r *runner) Cleanup(f func()) {
 	r.mu.Unlock()
 }
 
-func (r *runner) TempDir() string {
-	dir, err := os.MkdirTemp("", "lanfailover-")
+func (r *runner) TempDir() string { return r.TempDirIn("") }
+
+// TempDirIn is TempDir in parent ("": the system's temporary directory).
+func (r *runner) TempDirIn(parent string) string {
+	dir, err := os.MkdirTemp(parent, "lanfailover-")
 	if err != nil {
 		r.Fatalf("%v", err)
 	}

@@ -60,3 +60,21 @@ func Parent(pid int) int {
 	}
 	return s.PPID
 }
+
+// Machine is the CPU time of the whole machine so far, from /proc/stat:
+// busy (every state but idle and iowait) and all, summed over its CPUs.
+func Machine() (busy, all time.Duration, err error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0, 0, err
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("/proc/stat: %w", err)
+	}
+	c := st.CPUTotal
+	idle := c.Idle + c.Iowait
+	total := idle + c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	return sec(total - idle), sec(total), nil
+}

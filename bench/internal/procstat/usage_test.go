@@ -34,3 +34,18 @@ func TestSelf(t *testing.T) {
 		t.Errorf("CPU of a pid that does not exist: no error")
 	}
 }
+
+func TestMachine(t *testing.T) {
+	b0, a0, err := Machine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // a span for the machine's clocks to move on
+	b1, a1, err := Machine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b0 <= 0 || a0 < b0 || b1 < b0 || a1 < a0 || a1-a0 < b1-b0 {
+		t.Errorf("busy %v of %v, then %v of %v: want 0 < busy ≤ all, neither going back", b0, a0, b1, a1)
+	}
+}
