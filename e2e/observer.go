@@ -327,47 +327,34 @@ func (o *Observer) Trace(from time.Time) string {
 // largest node_id among hosts (every host of the test bed has the same
 // priority unless a test gives one; then it names want).
 func (o *Observer) Agree(after time.Time, want uint64, hosts ...int) (bool, string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if want == 0 {
-		for _, h := range hosts {
-			want = max(want, o.status[h].NodeID)
-		}
-	}
-	var term uint64
-	leaders := 0
-	for k, h := range hosts {
-		s, st := o.latest[h], o.status[h]
+	return o.agree(want, hosts, func(h int) (Sample, string) {
+		s := o.latest[h]
 		switch {
 		case s.At.Before(after):
-			return false, fmt.Sprintf("host-%d: not polled since", h+1)
+			return s, "not polled since"
 		case s.Err != "":
-			return false, fmt.Sprintf("host-%d: %s", h+1, s.Err)
-		case st.LeaderID != want:
-			return false, fmt.Sprintf("host-%d: %s, term %d, leader %d; want leader %d", h+1, st.State, st.Term, st.LeaderID, want)
-		case k > 0 && st.Term != term:
-			return false, fmt.Sprintf("host-%d: term %d, host-%d: term %d", h+1, st.Term, hosts[0]+1, term)
+			return s, s.Err
 		}
-		term = st.Term
-		if st.State == "leader" {
-			leaders++
-			if st.NodeID != want {
-				return false, fmt.Sprintf("host-%d leads, want node %d", h+1, want)
-			}
-		}
-	}
-	if leaders != 1 {
-		return false, fmt.Sprintf("%d hosts say they lead, want 1 (node %d is among %v: %v)", leaders, want, hostList(hosts), slices.ContainsFunc(hosts, func(h int) bool { return o.status[h].NodeID == want }))
-	}
-	return true, ""
+		return s, ""
+	})
 }
 
 // AgreeLogs is Agree on the agents' logs as the observer has read them:
-// every host of hosts has logged a change of leadership after after, its
-// latest line names one leader with one term (want, or the largest
-// node_id among hosts when want is 0), and of them only that leader says
-// it leads.
+// every host of hosts has logged a change of leadership after after, and
+// the latest lines agree as Agree's polls must.
 func (o *Observer) AgreeLogs(after time.Time, want uint64, hosts ...int) (bool, string) {
+	return o.agree(want, hosts, func(h int) (Sample, string) {
+		s, ok := o.last[fmt.Sprintf("%d/log", h)]
+		if !ok || s.At.Before(after) {
+			return s, "no line since"
+		}
+		return s, ""
+	})
+}
+
+// agree is Agree on what view says of each host: its sample, or why it
+// has none to judge by. o.mu is held while it runs.
+func (o *Observer) agree(want uint64, hosts []int, view func(h int) (Sample, string)) (bool, string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if want == 0 {
@@ -378,10 +365,10 @@ func (o *Observer) AgreeLogs(after time.Time, want uint64, hosts ...int) (bool, 
 	var term uint64
 	leaders := 0
 	for k, h := range hosts {
-		s, ok := o.last[fmt.Sprintf("%d/log", h)]
+		s, why := view(h)
 		switch {
-		case !ok || s.At.Before(after):
-			return false, fmt.Sprintf("host-%d: no line since", h+1)
+		case why != "":
+			return false, fmt.Sprintf("host-%d: %s", h+1, why)
 		case s.Leader != want:
 			return false, fmt.Sprintf("host-%d: %s, term %d, leader %d; want leader %d", h+1, s.State, s.Term, s.Leader, want)
 		case k > 0 && s.Term != term:
@@ -389,11 +376,11 @@ func (o *Observer) AgreeLogs(after time.Time, want uint64, hosts ...int) (bool, 
 		}
 		term = s.Term
 		if s.State == "leader" {
-			leaders++
+			leaders++ // the leader it names is itself: want
 		}
 	}
 	if leaders != 1 {
-		return false, fmt.Sprintf("%d hosts say they lead, want 1", leaders)
+		return false, fmt.Sprintf("%d hosts say they lead, want 1 (node %d is among %v: %v)", leaders, want, hostList(hosts), slices.ContainsFunc(hosts, func(h int) bool { return o.status[h].NodeID == want }))
 	}
 	return true, ""
 }
