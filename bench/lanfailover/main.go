@@ -5,7 +5,7 @@
 // bridge, addresses 198.18.0.1, 198.18.0.2, …) with one `lanleader run`
 // process per host, found by multicast beacons. It needs root.
 //
-//	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-quorum 0,n] [-keepalived] [-advert-int 100ms]
+//	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-quorum 0,n] [-state-dir /dev/shm] [-start-every 40ms] [-keepalived] [-advert-int 100ms]
 //	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
 //	    [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully]
 //	    [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
@@ -33,7 +33,10 @@
 // or whichever -algorithm, as the textbook has it). For N > 0 every agent
 // runs with --quorum N and --state-file (a file per host in the setting's
 // temporary directory, kept across host-K's restarts, so that its votes
-// survive them, as quorum mode's safety requires). In quorum mode a node
+// survive them, as quorum mode's safety requires; -state-dir says where
+// that directory goes: the bed's hosts share one disk, and a vote is
+// synced before it is sent, so 128 hosts' syncs queue on it where a
+// LAN's hosts each sync their own; a tmpfs takes the queue away). In quorum mode a node
 // leads only once a majority of N, itself included, acknowledged its
 // claim, and a follower that acknowledged a leader supports no other and
 // starts no election before lease+margin after its last acknowledgement
