@@ -108,7 +108,7 @@ func (a *Agent) run() {
 			a.drainMembers()
 		case <-l.timer.C:
 			if !l.leaving {
-				a.fire()
+				a.onTimer()
 			}
 		case f := <-a.cmds:
 			f()
@@ -142,6 +142,38 @@ func (a *Agent) step(at time.Duration, ev election.Event) {
 		a.do(act)
 	}
 	a.afterStep()
+}
+
+// onTimer: the loop's timer fired. The packets already received before
+// the earliest deadline due are handled first, then the timers: the
+// machine sees events in the order they happened, as the simulator gives
+// them. select picks at random among ready cases, and a loop that fell
+// behind (a host whose CPU others take) handled a claim's timeout, or a
+// leader's step-down, before the acknowledgements waiting in its queue
+// that would have confirmed or renewed it, and gave up a claim whose
+// majority it had received.
+func (a *Agent) onTimer() {
+	l := &a.loop
+	due := time.Duration(-1)
+	for i := range l.armed {
+		if l.armed[i] && (due < 0 || l.deadline[i] < due) {
+			due = l.deadline[i]
+		}
+	}
+	for n := len(a.pkts); n > 0 && due >= 0 && !l.leaving; n-- {
+		p := <-a.pkts
+		if p.at >= due {
+			a.fire()
+			if !l.leaving {
+				a.onPacket(p)
+			}
+			return
+		}
+		a.onPacket(p)
+	}
+	if !l.leaving {
+		a.fire()
+	}
 }
 
 // fire steps every armed timer whose deadline has passed, earliest first.
