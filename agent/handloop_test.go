@@ -74,22 +74,33 @@ func (h *handLoop) receive(id, term uint64) {
 	h.a.onPacket(packet{msg: wire.Message{Type: wire.TypeCoordinator, From: id, Priority: 100, Term: term}, at: h.now})
 }
 
-// fireBefore fires the armed timers due before t, earliest first.
-func (h *handLoop) fireBefore(t time.Duration) {
+// next fires the earliest armed timer, when it is due before t (any,
+// for t < 0), and reports whether it did.
+func (h *handLoop) next(t time.Duration) bool {
 	a := h.a
-	for range 100 {
-		k := -1
-		for i := range a.loop.armed {
-			if a.loop.armed[i] && a.loop.deadline[i] < t && (k < 0 || a.loop.deadline[i] < a.loop.deadline[k]) {
-				k = i
-			}
+	k := -1
+	for i := range a.loop.armed {
+		if a.loop.armed[i] && (t < 0 || a.loop.deadline[i] < t) && (k < 0 || a.loop.deadline[i] < a.loop.deadline[k]) {
+			k = i
 		}
-		if k < 0 {
+	}
+	if k < 0 {
+		return false
+	}
+	a.loop.armed[k] = false
+	h.now = max(h.now, a.loop.deadline[k])
+	a.step(h.now, election.Event{Kind: election.EvTimer, Timer: election.TimerKind(k)})
+	return true
+}
+
+// fireBefore fires the armed timers due before t, earliest first (at
+// most 100).
+func (h *handLoop) fireBefore(t time.Duration) {
+	h.t.Helper()
+	for range 100 {
+		if !h.next(t) {
 			return
 		}
-		a.loop.armed[k] = false
-		h.now = max(h.now, a.loop.deadline[k])
-		a.step(h.now, election.Event{Kind: election.EvTimer, Timer: election.TimerKind(k)})
 	}
 	h.t.Fatalf("more than 100 timers before %v", t)
 }
@@ -98,23 +109,13 @@ func (h *handLoop) fireBefore(t time.Duration) {
 // 100).
 func (h *handLoop) fire(cond func(election.Status) bool) {
 	h.t.Helper()
-	a := h.a
 	for range 100 {
-		if !cond(a.machine.Status()) {
+		if !cond(h.a.machine.Status()) {
 			return
 		}
-		k := -1
-		for i := range a.loop.armed {
-			if a.loop.armed[i] && (k < 0 || a.loop.deadline[i] < a.loop.deadline[k]) {
-				k = i
-			}
-		}
-		if k < 0 {
+		if !h.next(-1) {
 			break
 		}
-		a.loop.armed[k] = false
-		h.now = max(h.now, a.loop.deadline[k])
-		a.step(h.now, election.Event{Kind: election.EvTimer, Timer: election.TimerKind(k)})
 	}
-	h.t.Fatalf("timers ran out: status %+v", a.machine.Status())
+	h.t.Fatalf("timers ran out: status %+v", h.a.machine.Status())
 }

@@ -154,12 +154,7 @@ func (a *Agent) step(at time.Duration, ev election.Event) {
 // majority it had received.
 func (a *Agent) onTimer() {
 	l := &a.loop
-	due := time.Duration(-1)
-	for i := range l.armed {
-		if l.armed[i] && (due < 0 || l.deadline[i] < due) {
-			due = l.deadline[i]
-		}
-	}
+	due := l.earliest()
 	for n := len(a.pkts); n > 0 && due >= 0 && !l.leaving; n-- {
 		p := <-a.pkts
 		if p.at >= due {
@@ -196,15 +191,21 @@ func (a *Agent) fire() {
 	a.rearm()
 }
 
-// rearm sets the loop's timer to the earliest armed deadline.
-func (a *Agent) rearm() {
-	l := &a.loop
+// earliest is the earliest armed deadline, -1 when none is armed.
+func (l *loopState) earliest() time.Duration {
 	next := time.Duration(-1)
 	for i := range l.armed {
 		if l.armed[i] && (next < 0 || l.deadline[i] < next) {
 			next = l.deadline[i]
 		}
 	}
+	return next
+}
+
+// rearm sets the loop's timer to the earliest armed deadline.
+func (a *Agent) rearm() {
+	l := &a.loop
+	next := l.earliest()
 	if next < 0 {
 		l.timer.Stop()
 		return
