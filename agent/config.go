@@ -570,6 +570,7 @@ func (c *Config) ElectionConfig() election.Config {
 		StopBefore:        c.Heartbeat,
 		LeaseMargin:       c.LeaseMargin,
 		InitialTerm:       c.initialTerm,
+		Hardening:         election.Hardened(),
 	}
 	return ec.WithDefaults()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lanleader/lanleader/election"
 	"net"
 	"net/netip"
 	"strings"
@@ -62,6 +63,16 @@ func TestConfigValidate(t *testing.T) {
 // TestDefaultConfig: the defaults are valid on their own, the derived
 // ones follow their fields, and zero means zero: New refuses the zero
 // Config instead of filling it.
+// TestElectionConfigHardened: the agent runs every hardening mechanism;
+// the election package's zero value is the seeds' textbook.
+func TestElectionConfigHardened(t *testing.T) {
+	c := DefaultConfig()
+	c.NodeID = 1
+	if got := c.ElectionConfig().Hardening; got != election.Hardened() {
+		t.Errorf("the agent's election config: %+v, want every mechanism of Hardened()", got)
+	}
+}
+
 func TestDefaultConfig(t *testing.T) {
 	c := DefaultConfig()
 	if err := c.Validate(); err != nil {

@@ -11,7 +11,7 @@ const (
 	phaseNone      phase = iota
 	phaseElecting        // ELECTION sent, waiting up to T for an ANSWER
 	phaseAwaiting        // an ANSWER came, waiting for COORDINATOR
-	phaseDeferring       // not Textbook: waiting its rank's delay before ELECTION (bullyscale.go)
+	phaseDeferring       // ScaledElection: waiting its rank's delay before ELECTION (bullyscale.go)
 )
 
 // Bully is the bully algorithm as a pure state machine. It never reads a
@@ -120,7 +120,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 		// cannot accept our claim (it recognised a larger leader of this
 		// term, now gone): the election ends here, under a fresh term
 		// everyone accepts.
-		if term < b.term || term == b.term && !b.cfg.Textbook && (b.toldTerm != term || !b.told[from.ID]) {
+		if term < b.term || term == b.term && b.cfg.QuietLeader && (b.toldTerm != term || !b.told[from.ID]) {
 			b.tellElector(from.ID)
 			if term == b.term {
 				if b.toldTerm != term || b.told == nil {
@@ -134,7 +134,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 		}
 		return
 	}
-	if !b.cfg.Textbook && b.state == StateStarting && !b.mayPreempt(from) {
+	if b.cfg.ListedPreemption && b.state == StateStarting && !b.mayPreempt(from) {
 		// Hardening: a node in its listen period that may not take over
 		// from a smaller leader yet (nopreempt, or its preempt delay)
 		// does not take the election over either: its ANSWER would leave
@@ -160,7 +160,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 		// as proof of its death: the sender may be unable to hear. It
 		// elects (step 4) only if the leader does not answer within
 		// ConfirmTimeout.
-		if !b.cfg.Textbook && b.healthy() && from.Less(b.leaderKey()) {
+		if b.cfg.StickyLeader && b.healthy() && from.Less(b.leaderKey()) {
 			b.answered, b.answeredTerm = true, max(term, b.answeredTerm)
 			if !b.heardJustNow() {
 				b.confirmSuspicion(true)
@@ -187,7 +187,7 @@ func (b *Bully) onAnswer(from Key) {
 		return
 	}
 	b.rtt.answered(&b.rtt.electAt, b.now, b.cfg.SuspectAfter)
-	if !b.cfg.Textbook {
+	if b.cfg.ScaledElection {
 		b.heardLarger()
 		return
 	}
@@ -197,7 +197,7 @@ func (b *Bully) onAnswer(from Key) {
 	b.await()
 }
 
-// await: a larger node answered (or, not Textbook, is electing): wait
+// await: a larger node answered (or, with ScaledElection, is electing): wait
 // for COORDINATOR.
 func (b *Bully) await() {
 	b.phase = phaseAwaiting

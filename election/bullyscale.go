@@ -6,7 +6,7 @@ import (
 	"github.com/lanleader/lanleader/wire"
 )
 
-// The O(n) election: bully as the agent runs it (not Config.Textbook).
+// The O(n) election: bully as the agent runs it (Hardening.ScaledElection).
 //
 // On a LAN every follower's detector was fed the same last heartbeat, so
 // every follower notices a crash at once. The textbook then costs O(n²):
@@ -88,11 +88,11 @@ func rankDelay(cfg *Config, rank int) time.Duration {
 
 // deferElection starts this node's election in the O(n) way, given rank
 // (> 0) live larger keys: it waits its rank's delay before sending
-// ELECTION. It reports false with Textbook (the caller sends ELECTION at
+// ELECTION. It reports false without ScaledElection (the caller sends ELECTION at
 // once), and in quorum mode outside a herd, whose pre-votes (stability.go)
 // space the few candidates out.
 func (b *Bully) deferElection(rank int) bool {
-	if b.cfg.Textbook || b.q.on() && !b.inHerd() {
+	if !b.cfg.ScaledElection || b.q.on() && !b.inHerd() {
 		return false
 	}
 	b.phase = phaseDeferring
@@ -100,20 +100,21 @@ func (b *Bully) deferElection(rank int) bool {
 	return true
 }
 
-// heardLarger: an ELECTION or ANSWER of a larger key arrived. Not with
-// Textbook, a candidate still waiting to send its ELECTION, or waiting
-// for an ANSWER, now waits for COORDINATOR: a larger node is electing.
+// heardLarger: an ELECTION or ANSWER of a larger key arrived. With
+// ScaledElection, a candidate still waiting to send its ELECTION, or
+// waiting for an ANSWER, now waits for COORDINATOR: a larger node is
+// electing.
 func (b *Bully) heardLarger() {
-	if !b.cfg.Textbook && b.state == StateCandidate && b.running() {
+	if b.cfg.ScaledElection && b.state == StateCandidate && b.running() {
 		b.await()
 	}
 }
 
-// answer answers an ELECTION of node to (step 4): with Textbook one
+// answer answers an ELECTION of node to (step 4): without ScaledElection one
 // unicast ANSWER to it; otherwise one multicast ANSWER to all, unless one
 // left less than a rank step ago (mayAnswer).
 func (b *Bully) answer(to NodeID) {
-	if b.cfg.Textbook {
+	if !b.cfg.ScaledElection {
 		b.send(to, wire.TypeAnswer)
 		return
 	}
@@ -137,13 +138,13 @@ func (b *Bully) mayAnswer() bool {
 }
 
 // tellElector is a leader's reply to an ELECTION of node to from behind
-// (step 4 for a node that leads): ANSWER, then its claim. With Textbook,
-// and in quorum mode (whose claim tellLeader sends), both go to that
+// (step 4 for a node that leads): ANSWER, then its claim. Without
+// ScaledElection, and in quorum mode (whose claim tellLeader sends), both go to that
 // node; otherwise both go to all, under mayAnswer's limit, so that the
 // smaller nodes that the ELECTION silenced (heardLarger) follow at once
 // instead of after CoordinatorTimeout or the next heartbeat.
 func (b *Bully) tellElector(to NodeID) {
-	if b.cfg.Textbook || b.q.on() {
+	if !b.cfg.ScaledElection || b.q.on() {
 		b.send(to, wire.TypeAnswer)
 		b.tellLeader(to)
 		return

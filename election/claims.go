@@ -126,7 +126,7 @@ func (c *core) leaderKey() Key {
 // higher term wins; on an equal term the larger key wins; a node never
 // recognises two leaders of one term unless the second is larger.
 func (c *core) onClaim(from Key, term uint64) {
-	if !c.cfg.Textbook && c.state == StateFollower && from.ID != c.leader && c.healthy() && from.Less(c.leaderKey()) {
+	if c.cfg.StickyLeader && c.state == StateFollower && from.ID != c.leader && c.healthy() && from.Less(c.leaderKey()) {
 		// Stickiness: the leader followed is heard, and this claimant could
 		// not take over from it. A node that cannot hear claims like this.
 		// A later term is a reason to ask the leader, though: what this
@@ -143,7 +143,7 @@ func (c *core) onClaim(from Key, term uint64) {
 		return
 	}
 	if !c.accepts(from, term) {
-		if c.state == StateLeader && c.q.awaitingMajority() && term == c.term && !c.cfg.Textbook {
+		if c.state == StateLeader && c.q.awaitingMajority() && term == c.term && c.cfg.SplitVoteRetry {
 			// A split vote: a smaller claimant of our own term holds votes
 			// that our claim needs, and its voters vote no more in this
 			// term. Claim again under a fresh term at once rather than at

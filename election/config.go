@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/detector"
+	"github.com/lanleader/lanleader/internal/planted"
 )
 
 // Config is the configuration of one election machine (bully or one of
@@ -61,16 +62,12 @@ type Config struct {
 	// none comes within ConfirmTimeout is the leader suspected. Default
 	// HeartbeatInterval/20 between 1ms and 5ms (5ms at the default
 	// heartbeat): a few round trips of a LAN, and all that confirming
-	// costs in a real failover. Ignored with Textbook.
+	// costs in a real failover. Used with ConfirmSuspicion.
 	ConfirmTimeout time.Duration
-	// Textbook runs the algorithms as the seeds describe them, without
-	// the stability hardening of stability.go: the detector's word is
-	// final (no confirmation), a follower runs its own election on every
-	// ELECTION it answers, a leader takes a fresh term for an ELECTION of
-	// its own term, claims are judged by term and key alone, and quorum
-	// mode elects without a pre-vote. For the tests that follow the seeds
-	// step by step and for comparisons; the agent never sets it.
-	Textbook bool
+	// Hardening: the mechanisms the agent adds to the seeds' algorithms,
+	// one switch each (harden.go). The zero value is the textbook;
+	// DefaultConfig turns every one on (Hardened).
+	Hardening
 	// StartupWait is how long a node that has just started listens for an
 	// existing leader before it runs an election of its own.
 	// Default SuspectAfter (300ms): a live leader is heard within it.
@@ -143,25 +140,10 @@ type Config struct {
 	// safe for the leases but not for the terms: a node that restarts may
 	// then vote again in a term it voted in before.
 	InitialTerm uint64
-	// UnsafeNoPrevote breaks quorum mode's pre-vote on purpose: a node
-	// elects without first hearing from a majority, so a node that cannot
-	// hear claims again and again and keeps the others from electing. It
-	// exists for the simulator's proof that its one-way-link check catches
-	// that. Never set it otherwise.
-	UnsafeNoPrevote bool
-	// UnsafeSkipWakeCheck breaks the lease on purpose: a leader that
-	// wakes up after a pause does not check its lease before handling
-	// what came in meanwhile. It exists for the simulator's proof that its
-	// checker catches the overlap that follows. Never set it otherwise.
-	UnsafeSkipWakeCheck bool
-	// UnsafeDeposedAck breaks the lease on purpose: a leader that is
-	// deposed (it follows a later claim, or its lease runs out) votes for
-	// the next claimant at once, while its own lease, and the job that
-	// lease covers, may still run. With two candidates and a witness that
-	// vote alone completes the new leader's majority. It exists for the
-	// checkers' proof that they catch the overlap that follows. Never set
-	// it otherwise.
-	UnsafeDeposedAck bool
+	// Planted breaks the machine on purpose, for the checkers' proof that
+	// they catch what follows (internal/planted); nil everywhere else. Its
+	// type is internal to this module: no user of the package can plant.
+	Planted *planted.Election
 }
 
 // RingOrder is an order of the logical ring.
@@ -177,7 +159,7 @@ type RingOrder struct {
 
 // DefaultConfig returns a Config with every default filled in for node id.
 func DefaultConfig(id NodeID) Config {
-	c := Config{ID: id, Priority: 100, Preempt: true}
+	c := Config{ID: id, Priority: 100, Preempt: true, Hardening: Hardened()}
 	c.fill()
 	return c
 }

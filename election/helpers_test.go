@@ -66,8 +66,8 @@ func newMachine(t *testing.T, alg string, self Key, members []Key, opts ...func(
 	cfg.Priority = self.Priority
 	cfg.Algorithm = alg
 	// The step-by-step tests follow the seeds; hardened() turns the
-	// stability hardening back on.
-	cfg.Textbook = true
+	// hardening back on.
+	cfg.Hardening = Hardening{}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -254,8 +254,9 @@ var (
 // noPreempt and preemptDelay are Config options.
 func noPreempt(c *Config) { c.Preempt = false }
 
-// hardened runs the machine as the agent does: with stability.go.
-func hardened(c *Config) { c.Textbook = false }
+// hardened runs the machine as the agent does: every mechanism of
+// Hardening on.
+func hardened(c *Config) { c.Hardening = Hardened() }
 
 func preemptDelay(d time.Duration) func(*Config) {
 	return func(c *Config) { c.PreemptDelay = d }

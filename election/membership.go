@@ -36,7 +36,7 @@ func (c *core) onMemberDown(id NodeID) {
 	c.st.herdState.membersChanged()
 	wasLeader := id == c.leader
 	if wasLeader {
-		if c.healthy() && !c.cfg.Textbook {
+		if c.healthy() && c.cfg.StickyLeader {
 			// Membership says it is dead, its heartbeats say otherwise: a
 			// lossy network fools SWIM too, and a leader that really died
 			// is suspected by the detector (SuspectAfter) long before
@@ -160,7 +160,7 @@ func (c *core) onStandby(on bool) {
 		// at the lease's end: no vote of this node may complete another
 		// majority before then (quorum.depose), in standby or out of it.
 		// (A resign the driver asks for comes after its job has stopped.)
-		c.q.depose(c.cfg.LeaseMargin, c.cfg.UnsafeDeposedAck)
+		c.q.depose(c.cfg.LeaseMargin, c.cfg.planted().DeposedAck)
 		c.resign()
 	}
 	c.e.stop()

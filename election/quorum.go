@@ -231,7 +231,7 @@ func (q *quorum) release(leader NodeID, term uint64, now time.Duration) {
 // would let a new claimant reach a majority (with two candidates and a
 // witness: itself and the claimant) while that job runs, so it supports
 // nobody else before the lease and the margin are over. unsafe
-// (Config.UnsafeDeposedAck) leaves the vote free at once.
+// (planted.Election.DeposedAck) leaves the vote free at once.
 func (q *quorum) depose(margin time.Duration, unsafe bool) {
 	if !q.on() || !q.confirmed || unsafe {
 		return
@@ -369,7 +369,7 @@ const thinAcksFrom = 64
 // acknowledgements: quorum mode, hardened, a herd of a quorum of at
 // least thinAcksFrom.
 func (c *core) thinsAcks() bool {
-	return c.q.on() && !c.cfg.Textbook && c.cfg.Quorum >= thinAcksFrom && c.inHerd()
+	return c.q.on() && c.cfg.ThinAcks && c.cfg.Quorum >= thinAcksFrom && c.inHerd()
 }
 
 // thinAck reports whether this follower leaves claim m (counted just now)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/internal/planted"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -159,14 +160,14 @@ func TestQuorumLeaderStepsDownWhenTheLeaseRunsOut(t *testing.T) {
 
 // Claim 4: a leader that wakes up after a pause checks its lease before
 // it does anything: the first action of its first step is the step-down.
-// With UnsafeSkipWakeCheck it acts on the stale lease first.
+// With planted.Election.SkipWakeCheck it acts on the stale lease first.
 func TestQuorumLeaderChecksItsLeaseOnWake(t *testing.T) {
 	n := leaseHolder(t)
 	acts := n.step(1500*ms, ack(1, 1, 2)) // a packet that waited in its socket
 	if len(acts) == 0 || acts[0].Kind != ActCancelTimer || !has(acts, fmtFollow(noLeader, 1)) {
 		t.Fatalf("on wake: %q", actStrings(acts))
 	}
-	broken := leaseHolder(t, func(c *Config) { c.UnsafeSkipWakeCheck = true })
+	broken := leaseHolder(t, func(c *Config) { c.Planted = &planted.Election{SkipWakeCheck: true} })
 	acts = broken.step(1500*ms, fire(TimerHeartbeat))
 	if hasKind(acts, ActFollow) || len(acts) == 0 || acts[0].Kind != ActBroadcast || acts[0].Msg.Type != wire.TypeHeartbeat {
 		t.Fatalf("broken variant on wake: %q", actStrings(acts))
@@ -241,7 +242,7 @@ func TestQuorumConfig(t *testing.T) {
 // with the witness's acknowledgement; 9, larger, returns and claims. 5
 // follows it at once, but acknowledges only once its own lease (and the
 // margin) is over: with its vote 9 would have had its majority (9 and 5)
-// while 5's job still ran. With UnsafeDeposedAck (the old behaviour) it
+// while 5's job still ran. With planted.Election.DeposedAck (the old behaviour) it
 // acknowledges at once.
 func TestQuorumDeposedLeaderVotesAfterItsLease(t *testing.T) {
 	for _, unsafe := range []bool{false, true} {
@@ -271,10 +272,10 @@ func TestQuorumStandbyLeaderVotesAfterItsLease(t *testing.T) {
 // acknowledgement while 9 is down; stepDown may take it out of the lead;
 // then 9 returns and claims a later term. 5 follows it, but acknowledges
 // only once its own lease and the margin are over, or at once with
-// UnsafeDeposedAck.
+// planted.Election.DeposedAck.
 func deposedVotesAfterLease(t *testing.T, unsafe bool, stepDown func(tnode)) {
 	t.Helper()
-	n := started(t, key(5), keys(1, 9), quorumOf(3), func(c *Config) { c.UnsafeDeposedAck = unsafe })
+	n := started(t, key(5), keys(1, 9), quorumOf(3), func(c *Config) { c.Planted = &planted.Election{DeposedAck: unsafe} })
 	// 9 is not there yet (it crashed): 5 leads with 1's vote.
 	n.step(0, Event{Kind: EvMemberDown, Member: key(9)})
 	n.step(tStartup, fire(TimerStartup))

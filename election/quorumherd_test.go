@@ -17,7 +17,7 @@ import (
 
 const herdN = 12
 
-func herdOpts(c *Config) { c.Quorum, c.Textbook = herdN, false }
+func herdOpts(c *Config) { c.Quorum, c.Hardening = herdN, Hardened() }
 
 // herdFollower is node self of 1 … 12 in quorum mode, following 12 from
 // the HEARTBEAT (claim 1, term 1) it acknowledged at 400ms: its guard
@@ -404,7 +404,7 @@ func TestQuorumHerdToldSurvivesTheNextHeartbeat(t *testing.T) {
 // HEARTBEAT of a leadership, one after a missed turn, and a re-send.
 func TestQuorumHerdThinsAcks(t *testing.T) {
 	const n64 = thinAcksFrom
-	n := newNode(t, key(10), othersOf(10, n64, n64), func(c *Config) { c.Quorum, c.Textbook = n64, false })
+	n := newNode(t, key(10), othersOf(10, n64, n64), func(c *Config) { c.Quorum, c.Hardening = n64, Hardened() })
 	n.step(0, evStart)
 	at := 400 * ms
 	acked := func(claim uint32) bool {

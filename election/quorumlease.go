@@ -16,7 +16,7 @@ import (
 // checkLease is run first in every Step: a leader whose lease has run out
 // (a pause, overdue timers) steps down before it handles anything.
 func (c *core) checkLease() {
-	if c.q.on() && c.state == StateLeader && c.q.confirmed && c.now >= c.stepDownAt() && !c.cfg.UnsafeSkipWakeCheck {
+	if c.q.on() && c.state == StateLeader && c.q.confirmed && c.now >= c.stepDownAt() && !c.cfg.planted().SkipWakeCheck {
 		c.loseLease()
 	}
 }
@@ -30,7 +30,7 @@ func (c *core) stepDownAt() time.Duration { return c.q.leaseEnd - c.cfg.StopBefo
 // node stops leading (the driver stops the job) and elects again, under
 // a fresh term.
 func (c *core) loseLease() {
-	c.q.depose(c.cfg.LeaseMargin, c.cfg.UnsafeDeposedAck)
+	c.q.depose(c.cfg.LeaseMargin, c.cfg.planted().DeposedAck)
 	c.cancelTimer(TimerHeartbeat)
 	c.cancelTimer(TimerLease)
 	c.leader = 0

@@ -243,12 +243,12 @@ func (r *ringCore) next(dir uint8) (NodeID, bool) {
 // (the simulator's Chang–Roberts seed 8951, a reliable schedule). A hop
 // to it costs T when it is dead, and it is then passed by, as the texts
 // say: "if the successor does not answer, send to the one after it".
-// With Config.Textbook the detector is the texts' perfect one (the
+// Without PassByAcked the detector is the texts' perfect one (the
 // coordinator noticed gone has crashed), and a suspected leader is
 // passed by at once, as they count it.
 func (r *ringCore) skipped(id NodeID) bool {
 	x, ok := r.excluded[id]
-	return ok && r.now < x.until && !x.resigned && (x.unacked || r.cfg.Textbook)
+	return ok && r.now < x.until && !x.resigned && (x.unacked || !r.cfg.PassByAcked)
 }
 
 // ringSize is the number of nodes on the ring, this one included (as

@@ -6,7 +6,7 @@ import (
 )
 
 // A leader that the detector suspects stays on the ring (as the agent
-// runs, not Textbook): the node that suspected it sends its round's
+// runs, PassByAcked): the node that suspected it sends its round's
 // first hop to it when it is the successor, and passes it by only once
 // that hop goes unacknowledged for T. Passed by at once, a live former
 // leader missed the round of the node that suspected it while running a
@@ -45,7 +45,7 @@ func TestRingSuspectedLeaderStaysOnTheRing(t *testing.T) {
 	}
 }
 
-// Textbook mode keeps the texts' perfect detector: the coordinator
+// The textbook (the zero Hardening) keeps the texts' perfect detector: the coordinator
 // noticed gone has crashed, and the ring passes it by at once (the
 // textbooks' message counts, sim's TestCount*).
 func TestRingTextbookPassesTheSuspectedLeaderBy(t *testing.T) {

@@ -117,7 +117,7 @@ func TestClaimantCheckIsNotTimed(t *testing.T) {
 	}
 }
 
-// Textbook mode keeps the seeds' fixed T whatever the round trips.
+// The textbook (the zero Hardening) keeps the seeds' fixed T whatever the round trips.
 func TestTextbookWaitsDoNotStretch(t *testing.T) {
 	n := followerOf(t, key(1), keys(2, 3), key(3), 1)
 	n.b.rtt.sample(0, 200*ms, n.b.cfg.SuspectAfter)

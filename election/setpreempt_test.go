@@ -34,7 +34,7 @@ func TestSetPreempt(t *testing.T) {
 // as soon as the leader is listed. The textbook takes over at once.
 func TestPreemptWaitsForTheLeaderToBeListed(t *testing.T) {
 	for _, textbook := range []bool{false, true} {
-		n := started(t, key(5), keys(1, 2, 3), func(c *Config) { c.Textbook = textbook })
+		n := started(t, key(5), keys(1, 2, 3), func(c *Config) { c.ListedPreemption = !textbook })
 		acts := n.step(100*ms, coord(4, 1))
 		if electing := hasKind(acts, ActBroadcast) || n.m.Status().State == StateCandidate; electing != textbook {
 			t.Fatalf("textbook=%v: took over from 4, which membership does not list: %v (%q)", textbook, electing, actStrings(acts))

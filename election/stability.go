@@ -123,7 +123,7 @@ func (c *core) ageOf(at time.Duration) uint32 {
 // node's ELECTION, membership's suspicion): probe first, suspect only if
 // nobody vouches.
 func (c *core) confirmSuspicion(fresh bool) {
-	if c.cfg.Textbook {
+	if !c.cfg.ConfirmSuspicion {
 		c.suspectLeader()
 		return
 	}
@@ -266,7 +266,7 @@ func (c *core) stopConfirm() {
 // heard; and it learns that it won only when COORDINATOR reaches it,
 // before which it cannot vouch for itself: the check would stop the lap.
 func (c *core) askClaimant(from Key, term uint64) bool {
-	if c.cfg.Textbook || c.q.on() || c.st.listClaim || from.ID == c.leader || c.leader == 0 {
+	if !c.cfg.CheckClaimant || c.q.on() || c.st.listClaim || from.ID == c.leader || c.leader == 0 {
 		return false
 	}
 	if c.state != StateLeader && !c.healthy() {
@@ -447,7 +447,7 @@ func (c *core) hearsLarger() bool {
 // answered, so that a round trip longer than a round still counts.
 func (c *core) prevote() {
 	s := &c.st
-	if !c.q.on() || c.cfg.Textbook || c.cfg.UnsafeNoPrevote || c.majority() <= 1 || c.now < s.grantedUntil {
+	if !c.q.on() || !c.cfg.PreVote || c.majority() <= 1 || c.now < s.grantedUntil {
 		c.e.elect()
 		return
 	}

@@ -44,7 +44,7 @@ import (
 //	    [algorithm=ring]       the algorithm they run (default bully)
 //	    [ring-order=descending|shuffle:SEED]  Config.RingOrder
 //	    [hardened]             as the agent runs them: the stability
-//	                           hardening on (without: Config.Textbook)
+//	                           hardening on (without: the zero Hardening)
 //	start all | start ID...    start (or restart, with a fresh machine) nodes;
 //	                           each is told the other live nodes (EvMemberUp)
 //	                           and the live nodes are told about it
@@ -268,7 +268,7 @@ type traceNet struct {
 	nodes map[NodeID]*traceNode
 	opts  []func(*Config)
 	// hardened: the machines run with the stability hardening, as the
-	// agent does; without it they follow the seeds (Config.Textbook).
+	// agent does; without it they follow the seeds (the zero Hardening).
 	hardened bool
 	alg      string
 	queue    []envelope
@@ -486,7 +486,9 @@ func (w *traceNet) cmdStart(args []string) error {
 	for _, n := range ns {
 		cfg := DefaultConfig(n.key.ID)
 		cfg.Priority = n.key.Priority
-		cfg.Textbook = !w.hardened
+		if !w.hardened {
+			cfg.Hardening = Hardening{}
+		}
 		if w.alg != "" {
 			cfg.Algorithm = w.alg
 		}

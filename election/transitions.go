@@ -71,7 +71,7 @@ func (c *core) follow(k Key, term uint64) {
 		c.stopPrevote()
 	}
 	if c.state == StateLeader {
-		c.q.depose(c.cfg.LeaseMargin, c.cfg.UnsafeDeposedAck)
+		c.q.depose(c.cfg.LeaseMargin, c.cfg.planted().DeposedAck)
 		c.cancelTimer(TimerHeartbeat)
 		c.cancelTimer(TimerLease) // armed in quorum mode only
 	}
@@ -162,13 +162,13 @@ func (c *core) mayPreempt(k Key) bool {
 }
 
 // listed reports whether membership lists node id. A node takes over only
-// from a leader that membership lists (not Textbook): a node that has
+// from a leader that membership lists (ListedPreemption): a node that has
 // just returned hears the leader's heartbeats before its membership has
 // joined, and its driver learns from membership whether the displaced
 // leader's job still runs, which it must wait out before starting its
 // own. onMemberUp takes the preemption up once the leader is listed.
 func (c *core) listed(id NodeID) bool {
-	if c.cfg.Textbook {
+	if !c.cfg.ListedPreemption {
 		return true
 	}
 	_, ok := c.members[id]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/planted"
 	"github.com/lanleader/lanleader/sim/job"
 )
 
@@ -222,16 +223,16 @@ func bounds(t *testing.T, b Bounds) Bounds {
 var crashReturn = Bounds{Crash: 1, Restart: 1, CrashLeader: true, Horizon: 2 * time.Second}
 
 // Bug 1 (issue 26), planted: a deposed leader that acknowledges a new
-// claim at once (UnsafeDeposedAck) completes, with two candidates and a
+// claim at once (planted DeposedAck) completes, with two candidates and a
 // witness, the majority of the preferred node that crashed and came back
 // while its own job still runs. The explorer finds the overlap and prints
 // the schedule.
 func TestExploreFindsDeposedAck(t *testing.T) {
 	sh := shape("2 candidates + witness")
-	sh.Timing.UnsafeDeposedAck = true
+	sh.Timing.Planted = &planted.Election{DeposedAck: true}
 	b := bounds(t, crashReturn)
 	r := Explore(sh, b)
-	sh.Name = "UnsafeDeposedAck, " + sh.Name
+	sh.Name = "DeposedAck, " + sh.Name
 	report(t, sh, b, r)
 	if !strings.Contains(r.Violation, "invariant 6: jobs overlap: n2") || !strings.Contains(r.Trace, "n3 crashes") || !strings.Contains(r.Trace, "n3 starts (incarnation 2") {
 		t.Fatalf("want the overlap of n2's job with the returning n3's, after n3's crash and restart; got %q\n%s", r.Violation, tail(r.Trace, 40))
@@ -293,7 +294,7 @@ func TestExploreFindsLinkIgnored(t *testing.T) {
 	t.Logf("found: %s", r.Violation)
 }
 
-// Planted bug 1 on the standby path (quorum mode): with UnsafeDeposedAck
+// Planted bug 1 on the standby path (quorum mode): with planted DeposedAck
 // a leader whose link goes down steps down without the guard a deposed
 // leader keeps until its lease has ended. Its job, which ignores SIGTERM,
 // runs until its guard kills it at the lease's end; the link comes back
@@ -304,7 +305,7 @@ func TestExploreFindsLinkIgnored(t *testing.T) {
 // path did not depose; TestExploreFixed runs the same bounds fixed.
 func TestExploreFindsStandbyVote(t *testing.T) {
 	sh := standbyVoteShape()
-	sh.Timing.UnsafeDeposedAck = true
+	sh.Timing.Planted = &planted.Election{DeposedAck: true}
 	b := bounds(t, standbyVote)
 	r := Explore(sh, b)
 	report(t, sh, b, r)

@@ -124,7 +124,7 @@ type Election struct {
 	Noticer int
 	Seed    uint64
 	// Hardened runs the machines as the agent does (election's stability
-	// hardening); without it they follow the seeds (Config.Textbook), whose
+	// hardening); without it they follow the seeds (the zero election.Hardening), whose
 	// message counts the textbook states.
 	Hardened bool
 }
@@ -154,7 +154,9 @@ func Prepare(e Election) (*Sim, error) {
 	timing := DefaultTiming()
 	timing.SuspectAfter = time.Hour // only the injected suspicion counts
 	timing.RingOrder = e.Order
-	timing.Textbook = !e.Hardened
+	if !e.Hardened {
+		timing.Hardening = election.Hardening{}
+	}
 	cfg := Config{
 		Seed:            e.Seed,
 		Algorithm:       e.Algorithm,

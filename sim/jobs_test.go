@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/planted"
 	"github.com/lanleader/lanleader/sim/job"
 )
 
@@ -63,7 +64,7 @@ func logTrace(t *testing.T, trace *bytes.Buffer) {
 // Bug 1 (issue 26), quorum mode with two candidates and a witness: the
 // preferred node crashes, the other candidate B takes over and runs the
 // job, the preferred node restarts and preempts. A deposed leader that
-// acknowledges the new claim at once (UnsafeDeposedAck, the old rule)
+// acknowledges the new claim at once (planted DeposedAck, the old rule)
 // completes the new leader's majority while its own lease, and its job
 // (3 s to stop after SIGTERM), still run: the checker sees the two jobs
 // overlap, until B's guard kills its job at its lease's end. With the
@@ -72,7 +73,7 @@ func TestJobQuorumDeposedAckOverlap(t *testing.T) {
 	for _, unsafe := range []bool{true, false} {
 		name := "fixed"
 		if unsafe {
-			name = "UnsafeDeposedAck"
+			name = "DeposedAck"
 		}
 		t.Run(name, func(t *testing.T) {
 			slow := job.Params{Stop: 3 * time.Second, Grace: 10 * time.Second}
@@ -80,7 +81,7 @@ func TestJobQuorumDeposedAckOverlap(t *testing.T) {
 				{Key: election.Key{Priority: 100, ID: 1}, Role: election.RoleWitness, Preempt: true},
 				{Key: election.Key{Priority: 100, ID: 2}, Preempt: true, Job: slow},
 				{Key: election.Key{Priority: 100, ID: 3}, Preempt: true, Job: slow},
-			}, true, func(c *Config) { c.Timing.UnsafeDeposedAck = unsafe })
+			}, true, func(c *Config) { c.Timing.Planted = &planted.Election{DeposedAck: unsafe} })
 			s.Start()
 			s.RunUntil(2 * time.Second)
 			if got := s.LiveLeaders(); len(got) != 1 || got[0] != 3 {
@@ -326,7 +327,7 @@ func TestJobCheckerCatchesStartWithLinkDown(t *testing.T) {
 }
 
 // The job checker bites on random schedules: with the old rule of bug 1
-// (election.Config.UnsafeDeposedAck) the quorum-mode schedules run two
+// (planted.Election.DeposedAck) the quorum-mode schedules run two
 // jobs at once, which the checker reports (invariant 6), while with the
 // rule fixed the same schedules run none (TestQuorumSchedules checks all
 // of them). It logs how many of the first schedules overlap, and by how
@@ -342,7 +343,7 @@ func TestQuorumJobCheckerCatchesDeposedAck(t *testing.T) {
 		var first uint64
 		for seed := uint64(1); seed <= uint64(n); seed++ {
 			sch := GenerateQuorum(election.AlgorithmBully, seed)
-			sch.Config.Timing.UnsafeDeposedAck = unsafe
+			sch.Config.Timing.Planted = &planted.Election{DeposedAck: unsafe}
 			res := Run(sch, nil)
 			if res.JobOverlaps > 0 {
 				runs++
@@ -354,7 +355,7 @@ func TestQuorumJobCheckerCatchesDeposedAck(t *testing.T) {
 			sum += res.JobOverlapSum
 			longest = max(longest, res.JobOverlapMax)
 		}
-		t.Logf("UnsafeDeposedAck=%v: %d of %d quorum-mode schedules ran two jobs at once (first: seed %d): %d overlaps, %v in all, the longest %v",
+		t.Logf("planted DeposedAck=%v: %d of %d quorum-mode schedules ran two jobs at once (first: seed %d): %d overlaps, %v in all, the longest %v",
 			unsafe, runs, n, first, pairs, sum, longest)
 		if unsafe && runs == 0 {
 			t.Fatal("the old rule: the checker saw no overlap")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/planted"
 )
 
 // The quorum mode's proof (election/quorum.go): over random fault
@@ -46,7 +47,9 @@ func quorumSchedules(t *testing.T, alg string, n int, broken bool) (caught uint6
 	var worstSeed uint64
 	for seed := first; seed < first+uint64(n); seed++ {
 		sch := GenerateQuorum(alg, seed)
-		sch.Config.Timing.UnsafeSkipWakeCheck = broken
+		if broken {
+			sch.Config.Timing.Planted = &planted.Election{SkipWakeCheck: true}
+		}
 		var trace *bytes.Buffer
 		if *flagSeed != 0 {
 			trace = &bytes.Buffer{}
@@ -101,7 +104,7 @@ func hasLeaseOverlap(res Result) bool {
 }
 
 // The checker bites: a leader that does not check its lease when it wakes
-// from a pause (election.Config.UnsafeSkipWakeCheck) acts on a lease that
+// from a pause (planted.Election.SkipWakeCheck) acts on a lease that
 // has run out while a new leader holds its own, and the checker reports
 // the overlap within the CI sweep's schedules.
 func TestQuorumCheckerCatchesNoWakeCheck(t *testing.T) {
@@ -109,7 +112,7 @@ func TestQuorumCheckerCatchesNoWakeCheck(t *testing.T) {
 	if seed == 0 {
 		t.Fatal("5,000 schedules with a leader that does not check its lease on wake: the checker saw no overlap")
 	}
-	t.Logf("the broken variant is caught at schedule %d of 5,000 (GenerateQuorum(bully, %d) with Timing.UnsafeSkipWakeCheck)", seed, seed)
+	t.Logf("the broken variant is caught at schedule %d of 5,000 (GenerateQuorum(bully, %d) with planted.Election.SkipWakeCheck)", seed, seed)
 }
 
 // Without stable storage for the votes (Config.Amnesia: the agent keeps

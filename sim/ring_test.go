@@ -142,7 +142,7 @@ func TestEveryAlgorithmElectsTheLargest(t *testing.T) {
 // election) is not timed. cpu-s/op is the process's CPU time (user and
 // system, the garbage collector's included) per election; it must stay
 // under 5 s for every algorithm. Each algorithm runs as the seeds describe
-// it (Config.Textbook), bully also as the agent runs it (bully-agent: the
+// it (the zero election.Hardening), bully also as the agent runs it (bully-agent: the
 // O(n) election, with the confirmations before the suspicion):
 //
 //	go test ./sim -run XXX -bench Election1024 -benchtime 1x

@@ -45,7 +45,8 @@ type Config struct {
 	Algorithm string
 	Nodes     []Node
 	// Timing is the election configuration every node starts from; ID,
-	// Priority and Preempt come from Nodes.
+	// Priority and Preempt come from Nodes. Its zero Hardening runs the
+	// seeds' algorithms; DefaultTiming is the agent's machine.
 	Timing election.Config
 	// Phi, when true, gives every node a phi-accrual detector instead of
 	// the fixed timeout.

@@ -39,8 +39,8 @@ import (
 //     lasts.
 //
 // Each check has a planted bug that it must catch: the textbook machine
-// (Config.Textbook: the detector's word is final) under loss, and quorum
-// mode without its pre-vote (Config.UnsafeNoPrevote) with a deaf leader.
+// (the zero election.Hardening: the detector's word is final) under loss, and quorum
+// mode without its pre-vote (Hardening.PreVote off) with a deaf leader.
 
 // deafLeaderBound: the deaf leader's lease runs out at most Lease after
 // the cut (it steps down StopBefore earlier), its last heartbeats reach the
@@ -216,8 +216,10 @@ func (sr stabilityRun) config() Config {
 		n++
 	}
 	timing := DefaultTiming()
-	timing.Textbook = sr.textbook
-	timing.UnsafeNoPrevote = sr.noPrevote
+	if sr.textbook {
+		timing.Hardening = election.Hardening{}
+	}
+	timing.PreVote = timing.PreVote && !sr.noPrevote
 	if sr.quorum {
 		timing.Quorum = n
 		if sr.seed%2 == 0 {

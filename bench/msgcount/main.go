@@ -2,7 +2,7 @@
 // costs after the coordinator dies, for growing cluster sizes, in the best
 // case (the largest live node notices), the worst case (the smallest
 // notices) and the common case on a LAN (every node notices at once), next
-// to the textbook's figures: the seeds' bully (Config.Textbook), then the
+// to the textbook's figures: the seeds' bully (the zero election.Hardening), then the
 // O(n) election the agent runs. Runs are simulated (sim/), deterministic
 // for a seed.
 //

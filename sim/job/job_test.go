@@ -158,7 +158,7 @@ func TestDriverTakeoverAfterFollowInOneStep(t *testing.T) {
 func TestDriverTakeoverFromNotedLeader(t *testing.T) {
 	for _, lostAgain := range []bool{false, true} {
 		cfg := election.DefaultConfig(3)
-		cfg.Textbook = true
+		cfg.Hardening = election.Hardening{}
 		m, err := election.New(cfg)
 		if err != nil {
 			t.Fatal(err)
