@@ -33,7 +33,7 @@ type exclusion struct {
 	// does not end the exclusion; a suspicion ends when it speaks.
 	resigned bool
 	// unacked: it did not acknowledge a hop of the ring family's; only
-	// such a node is passed by on the ring (ring.go, skipped).
+	// such a node is passed by on the ring (textbook_ring.go, skipped).
 	unacked bool
 }
 
@@ -120,7 +120,7 @@ type core struct {
 	roles    map[NodeID]Role      // the members that are not candidates, and their roles
 	excluded map[NodeID]exclusion // suspected, unresponsive or resigned: not awaited in elections for a while
 	// newest: the place of the newest message heard from each member,
-	// whose header alone may teach the member's key (claims.go).
+	// whose header alone may teach the member's key (core_claims.go).
 	newest map[NodeID]sendOrder
 
 	// startedOnce: EvStart was handled. A machine starts once; a node that
@@ -147,9 +147,9 @@ type core struct {
 
 	// q is the quorum mode's state (quorum.go); unused when cfg.Quorum is 0.
 	q quorum
-	// st is the state of confirmations and pre-votes (stability.go).
+	// st is the state of confirmations and pre-votes (harden_confirm.go).
 	st stability
-	// rtt stretches the waits to the round trips measured (rtt.go); late
+	// rtt stretches the waits to the round trips measured (harden_rtt.go); late
 	// is how late the timer being handled fired (0 for other events).
 	rtt     rtt
 	late    time.Duration

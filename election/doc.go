@@ -20,18 +20,31 @@
 // proposed); a higher term beats a lower one, and on equal terms the
 // larger key wins.
 //
-// The algorithms share everything but the election: the core (core.go,
-// with claims.go, transitions.go and membership.go) has the listen period
-// after a start, heartbeats and the failure detector, terms and the claims
-// that carry them (COORDINATOR, HEARTBEAT), preemption, resign and its
-// hold-off, node_id conflicts. Bully's election is bully.go; the ring
-// family's shared machinery — the logical ring (the live members sorted by
-// key), acknowledged hops skipped to the next live node after T
-// (ringhop.go), rounds with terms — is ring.go, and each algorithm has its
-// file (ringlist.go, changroberts.go, hirschberg.go), whose comment numbers
-// the steps of its textbook description and says what a LAN made us add.
+// The file names give the layer:
+//   - textbook_*.go: the seeds' algorithms. The algorithms share
+//     everything but the election; bully's election is textbook_bully.go;
+//     the ring family's shared machinery (the logical ring of the live
+//     members sorted by key, rounds with terms) is textbook_ring.go, its
+//     acknowledged hops, skipped to the next live node after T,
+//     textbook_ring_hop.go, and each algorithm has its file
+//     (textbook_ring_list.go, textbook_changroberts.go,
+//     textbook_hirschberg.go), whose comment numbers the steps of its
+//     textbook description.
+//   - core*.go: what every algorithm shares: the listen period after a
+//     start, heartbeats and the failure detector, terms and the claims
+//     that carry them (COORDINATOR, HEARTBEAT; core_claims.go), changes
+//     of role, preemption, resign and its hold-off (core_transitions.go),
+//     membership and node_id conflicts (core_membership.go).
+//   - harden*.go: what a real LAN made us add, one switch a mechanism
+//     (Hardening, harden.go; its zero value is the textbook, Hardened()
+//     the agent's machine): a suspicion confirmed before anyone elects
+//     (harden_confirm.go), by a few vouchers in a herd
+//     (harden_vouchers.go, harden_probeherd.go), with waits that follow
+//     the round trips (harden_rtt.go).
+//   - quorum*.go: quorum mode, below.
+//   - scale_*.go: bully in O(n) messages (Hardening.ScaledElection).
 //
-// Quorum mode (Config.Quorum; quorum.go, and quorumlease.go for the
+// Quorum mode (Config.Quorum; quorum.go, and quorum_lease.go for the
 // leader's side) adds split-brain safety to every algorithm through the
 // core: a node leads only with the acknowledgements of a majority of the
 // expected cluster size, under a lease that its followers' promises

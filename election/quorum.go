@@ -42,7 +42,7 @@ import (
 //     p = 30 %), so that a lease that needs a majority's answer within
 //     Lease-StopBefore (three heartbeats by default) lapses with
 //     probability well under 10⁻⁶ a heartbeat at 30 % loss in five nodes.
-//     In a herd (more than eight other members, probeherd.go) the leader
+//     In a herd (more than eight other members, harden_probeherd.go) the leader
 //     re-sends only while fewer than a majority acknowledged the claim,
 //     and only to members that acknowledged an earlier claim of its
 //     leadership; a follower that a guard kept from acknowledging does so

@@ -93,7 +93,7 @@ func (c *core) benched() bool { return !c.cfg.Role.MayLead() }
 // the claimant heard of it). A candidate would elect and so move the
 // cluster to a later term; a node that may not elect tells the claimant
 // instead, with an ANSWER of its term: a leader that hears of a later
-// term leads on under a fresh one (claims.go), which everyone accepts.
+// term leads on under a fresh one (core_claims.go), which everyone accepts.
 // Bully's candidates take no ANSWER from a node that may not lead.
 //
 // In the ring family the claim may also be of its own term, by a key

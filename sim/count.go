@@ -71,7 +71,7 @@ func (e ElectionCount) TotalUnicast() int { return total(&e.Unicast) }
 func (e ElectionCount) Acks() int { return e.Messages[wire.TypeRingAck] }
 
 // Confirm is the number of packets (multicast) of the confirmations of
-// the suspicion (PROBE, VOUCH; the agent's machines only, stability.go).
+// the suspicion (PROBE, VOUCH; the agent's machines only, harden_confirm.go).
 func (e ElectionCount) Confirm() int {
 	return e.Packets[wire.TypeProbe] + e.Packets[wire.TypeVouch]
 }

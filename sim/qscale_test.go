@@ -27,7 +27,7 @@ import (
 //     order, and its pace on a loaded machine);
 //   - one-by-one: in a random order, 5ms apart (as TestScaleConvergesUnderLoss).
 //
-// Before the herd rules applied in quorum mode (election/probeherd.go)
+// Before the herd rules applied in quorum mode (election/harden_probeherd.go)
 // the crash alone cost about 170,000 election packets here: 127 nodes
 // confirmed and pre-voted at once, every voter answered every pre-vote's
 // PROBE, and the ANSWERs of 127 ELECTIONs went to all; and a start one

@@ -25,7 +25,7 @@ func TestRingFamilySchedulesOnceBroken(t *testing.T) {
 		// leader, to ask its winner whether it led; the winner never
 		// learnt it had won, and the initiator started a round every
 		// 245 ms for ever (fixed by not holding a list's COORDINATOR back:
-		// ringlist.go, claimOfList).
+		// textbook_ring_list.go, claimOfList).
 		{"ring/1234", GenerateFor(election.AlgorithmRing, 1234), "no convergence: a round every 245 ms for ever"},
 		{"ring/4857", GenerateFor(election.AlgorithmRing, 4857), "no convergence: a round every 245 ms for ever"},
 		{"ring/roles/94", GenerateRoles(election.AlgorithmRing, 94, false), "no convergence"},

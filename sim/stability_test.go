@@ -12,7 +12,7 @@ import (
 	"github.com/lanleader/lanleader/wire"
 )
 
-// The stability checks (election/stability.go), over random schedules on
+// The stability checks (election/harden_confirm.go), over random schedules on
 // a LAN (one-way delays of 50µs to 1ms, clock rates within ±500 ppm):
 //
 //   - Loss alone is no failure, but for one named exception. With random
@@ -23,7 +23,7 @@ import (
 //     lease (its job never restarts). The exception, read from the run's
 //     trace: a follower whose confirmation lost every answer
 //     (lostEveryAnswer) leaves its leader, as the hardening says it must
-//     (election/stability.go: only when no VOUCH comes within
+//     (election/harden_confirm.go: only when no VOUCH comes within
 //     ConfirmTimeout is the leader suspected); in quorum mode, a leader
 //     whose every acknowledgement was lost (lostEveryAck) steps down, as
 //     the lease says it must. The cluster must then settle on one leader
@@ -116,7 +116,7 @@ const lossEpisodeQuiet = 2 * time.Second
 // are lost: f = q⁴, q = 1−(1−p)². At 30 % loss f = 0.068 and a claim
 // fails with probability f² = 4.6·10⁻³ in 3 nodes (1.2·10⁻³ in 5): the
 // lease runs out at a heartbeat with (f²)² = 2.1·10⁻⁵ in 3 nodes, 1.4·10⁻⁶
-// in 5, 8·10⁻⁸ in 7. That is the mode's rule (election/quorumlease.go: a
+// in 5, 8·10⁻⁸ in 7. That is the mode's rule (election/quorum_lease.go: a
 // leader that no majority acknowledges steps down before its lease ends,
 // or two nodes could lead at once), not a fault of it. The long sweep: 3
 // leases ran out in 20,000 schedules (3891, 4531, 5259: 3 nodes, 30 %

@@ -7,7 +7,7 @@ import (
 	"github.com/lanleader/lanleader/wire"
 )
 
-// One test per rule of stability.go, on the machine as the agent runs it
+// One test per rule of harden_confirm.go, on the machine as the agent runs it
 // (hardened). Defaults: heartbeat 100ms, suspect after 300ms, confirm
 // timeout 5ms (PROBEs every 0.5ms in its first half).
 
@@ -159,7 +159,7 @@ func TestStickyFollowerAsksBeforeElecting(t *testing.T) {
 func TestLeaderAnswersOwnTermElectionWithoutNewTerm(t *testing.T) {
 	n := leaderOf(t, key(3), keys(1, 2), hardened)
 	// (Both to all: they also end the wait of the smaller nodes that the
-	// ELECTION silenced, bullyscale.go.)
+	// ELECTION silenced, scale_bully.go.)
 	n.expect(350*ms, election(1, 1), "broadcast ANSWER to all (2) term=1", "broadcast COORDINATOR to all (2) term=1")
 	n.is(StateLeader, 1, 3)
 	acts := n.step(600*ms, election(1, 1))

@@ -7,7 +7,7 @@ import (
 // This file is the messages the core handles itself, whatever the
 // algorithm: claims to lead (COORDINATOR, HEARTBEAT), RESIGN, and the
 // quorum mode's and the stability's messages, passed on to quorum.go and
-// stability.go. The algorithm's own messages go to its elector.
+// harden_confirm.go. The algorithm's own messages go to its elector.
 
 func (c *core) onMessage(m *wire.Message) {
 	if m.From == c.self.ID || m.From == 0 || m.Term > MaxTerm || m.Term > max(c.term, c.maxSeen)+MaxTermJump {

@@ -7,7 +7,7 @@ import (
 )
 
 // ringList is the ring algorithm of the Russian texts (shared/seeds 000
-// and 001), with the hardening of ring.go:
+// and 001), with the hardening of textbook_ring.go:
 //
 //  1. A process that notices the coordinator is gone sends its successor
 //     ELECTION with its number (RING_ELECTION: the initiator, and a list

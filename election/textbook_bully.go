@@ -11,7 +11,7 @@ const (
 	phaseNone      phase = iota
 	phaseElecting        // ELECTION sent, waiting up to T for an ANSWER
 	phaseAwaiting        // an ANSWER came, waiting for COORDINATOR
-	phaseDeferring       // ScaledElection: waiting its rank's delay before ELECTION (bullyscale.go)
+	phaseDeferring       // ScaledElection: waiting its rank's delay before ELECTION (scale_bully.go)
 )
 
 // Bully is the bully algorithm as a pure state machine. It never reads a
@@ -50,7 +50,7 @@ type Bully struct {
 	told     map[NodeID]bool
 	toldTerm uint64
 
-	// scale is the state of the O(n) election (bullyscale.go).
+	// scale is the state of the O(n) election (scale_bully.go).
 	scale scaleState
 }
 
@@ -156,7 +156,7 @@ func (b *Bully) onElection(from Key, term uint64) {
 		}
 		// Hardening: a follower that hears its leader takes an ELECTION
 		// from a key smaller than the leader's (one that cannot be taking
-		// over from it) as a reason to ask the leader (stability.go), not
+		// over from it) as a reason to ask the leader (harden_confirm.go), not
 		// as proof of its death: the sender may be unable to hear. It
 		// elects (step 4) only if the leader does not answer within
 		// ConfirmTimeout.

@@ -10,8 +10,8 @@ import (
 	"github.com/lanleader/lanleader/wire"
 )
 
-// One test per rule of quorum mode in a herd (probeherd.go, quorum.go,
-// quorumlease.go): a cluster of twelve nodes, N = 12 (a majority of 7),
+// One test per rule of quorum mode in a herd (harden_probeherd.go, quorum.go,
+// quorum_lease.go): a cluster of twelve nodes, N = 12 (a majority of 7),
 // with the defaults (lease 300ms, margin 30ms: a guard of 330ms), as the
 // agent runs it (hardened). Each test fails on the code before the rule.
 
@@ -267,7 +267,7 @@ func TestQuorumHerdTooFewVotersDoNotProbe(t *testing.T) {
 
 // After its pre-vote, a candidate with larger live keys defers its
 // ELECTION by its rank, and answers smaller ELECTIONs with one ANSWER to
-// all a rank step (bullyscale.go), as outside quorum mode.
+// all a rank step (scale_bully.go), as outside quorum mode.
 func TestQuorumHerdDefersElection(t *testing.T) {
 	n := herdFollower(t, 8)
 	n.suspectAll()

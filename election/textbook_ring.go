@@ -25,7 +25,7 @@ import (
 //     that the detector suspects is not (skipped, below). A hop to the
 //     node the message is for (its home: a list's initiator, an election
 //     message's candidate) is tried homeTries times before it is skipped
-//     (ringhop.go).
+//     (textbook_ring_hop.go).
 //   - Rounds with terms. An election is a round: its initiator proposes
 //     the term max(term, maxSeen)+1, which the round's messages carry and
 //     its result claims. A round with a higher term replaces a lower one

@@ -13,7 +13,7 @@ import (
 // copies each, the
 // largest cost of a failover once the election is O(n), and what a
 // 1,024-node failover's CPU went to. In a cluster of more than vouchers+1
-// nodes, with bully outside quorum mode (thinned, vouchers.go):
+// nodes, with bully outside quorum mode (thinned, harden_vouchers.go):
 //
 //   - the leader answers a PROBE with one VOUCH to all (at most one every
 //     probe interval) instead of one to the prober: every follower that
@@ -51,7 +51,7 @@ import (
 //     largest survivor pre-votes and claims as soon as the guard is over,
 //     and the others follow its claim instead of all pre-voting at once;
 //   - a leader stops re-sending a claim once a majority acknowledged it
-//     (acksEnough, quorumlease.go).
+//     (acksEnough, quorum_lease.go).
 //
 // None of these touches the lease argument (quorum.go): they decide who
 // pre-votes and claims first, and when, never what a node acknowledges or

@@ -4,7 +4,7 @@ import "testing"
 
 // One test per step of Hirschberg–Sinclair as the Czech text
 // (shared/seeds 003) describes it, with the distances 2^k of the paper;
-// see hirschberg.go. The bidirectional ring is 1 - 2 - 3 - 4 - 5 - 6 - 7
+// see textbook_hirschberg.go. The bidirectional ring is 1 - 2 - 3 - 4 - 5 - 6 - 7
 // - 8 - 1 (right: to the next larger key); 8 leads with term 1 unless a
 // test says otherwise. The round's wait is 200ms + 9·8·T/2 = 2s.
 

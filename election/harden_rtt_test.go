@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The estimator (rtt.go): RFC 6298's srtt and rttvar, a wait never below
+// The estimator (harden_rtt.go): RFC 6298's srtt and rttvar, a wait never below
 // the configured one nor above the limit, and a fade once no sample came
 // for rttFade limits.
 func TestRTTEstimator(t *testing.T) {

@@ -89,7 +89,7 @@ func rankDelay(cfg *Config, rank int) time.Duration {
 // deferElection starts this node's election in the O(n) way, given rank
 // (> 0) live larger keys: it waits its rank's delay before sending
 // ELECTION. It reports false without ScaledElection (the caller sends ELECTION at
-// once), and in quorum mode outside a herd, whose pre-votes (stability.go)
+// once), and in quorum mode outside a herd, whose pre-votes (harden_confirm.go)
 // space the few candidates out.
 func (b *Bully) deferElection(rank int) bool {
 	if !b.cfg.ScaledElection || b.q.on() && !b.inHerd() {

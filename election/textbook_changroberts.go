@@ -6,7 +6,7 @@ import (
 
 // changRoberts is Chang–Roberts on a unidirectional ring, as the Czech
 // text (shared/seeds 003) describes it, with the participating flag of the
-// Spanish one (seed 004) and the hardening of ring.go:
+// Spanish one (seed 004) and the hardening of textbook_ring.go:
 //
 //  1. The process that starts the election marks itself participating and
 //     sends its neighbour ELECTION with its identifier (CR_ELECTION; the
@@ -108,7 +108,7 @@ func (r *changRoberts) onElection(m *wire.Message) {
 		r.lead(t, false)
 		r.announce(t) // step 4
 	case r.state == StateLeader && j.Less(r.self):
-		// A smaller node suspects this leader: see ring.go.
+		// A smaller node suspects this leader: see textbook_ring.go.
 		r.reassert()
 	case r.passive():
 		// In its resign hold-off, or as a witness or observer, a node

@@ -6,7 +6,7 @@ import (
 
 // hirschbergSinclair is Hirschberg–Sinclair on a bidirectional ring, as
 // the Czech text (shared/seeds 003) describes it, with the distances of
-// the original paper and the hardening of ring.go:
+// the original paper and the hardening of textbook_ring.go:
 //
 //  1. The process that starts the election declares itself a candidate
 //     and sends its candidacy to both neighbours (sendLR: HS_PROBE of
@@ -131,7 +131,7 @@ func (r *hirschbergSinclair) onProbe(m *wire.Message) {
 		r.lead(t, false)
 		r.announce(t) // step 6
 	case r.state == StateLeader && j.Less(r.self):
-		// A smaller node suspects this leader: see ring.go.
+		// A smaller node suspects this leader: see textbook_ring.go.
 		r.reassert()
 	case j.Less(r.self) && !r.passive():
 		// Step 2: dropped. A process that was not taking part starts as a

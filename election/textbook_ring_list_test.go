@@ -7,8 +7,8 @@ import (
 )
 
 // One test per step of the ring algorithm of the Russian texts
-// (shared/seeds 000 and 001; see ringlist.go), then one per addition that
-// a LAN needs (ring.go). The ring is 1 -> 2 -> 3 -> 4 -> 5 -> 1 (the
+// (shared/seeds 000 and 001; see textbook_ring_list.go), then one per addition that
+// a LAN needs (textbook_ring.go). The ring is 1 -> 2 -> 3 -> 4 -> 5 -> 1 (the
 // members sorted by key); 5 leads with term 1 unless a test says
 // otherwise. The round's wait is 200ms + 2·5·T/2 = 450ms.
 

@@ -91,10 +91,10 @@ func (r *rtt) answered(at *time.Duration, now, limit time.Duration) {
 // stretches reports whether this node's waits follow its round trips:
 // bully with AdaptiveWaits (the seeds' T is fixed). The ring family keeps
 // its fixed waits: its hops already wait T each and are tried again on
-// the way home (ringhop.go), and stretched waits for it have not been
+// the way home (textbook_ring_hop.go), and stretched waits for it have not been
 // measured over the random schedules. (The schedules of ring that failed
 // to converge with stretched waits, 2562 among them, had another cause:
-// a COORDINATOR held back for its winner, ringlist.go's claimOfList.)
+// a COORDINATOR held back for its winner, textbook_ring_list.go's claimOfList.)
 func (c *core) stretches() bool {
 	return c.cfg.AdaptiveWaits && c.cfg.Algorithm == AlgorithmBully
 }

@@ -85,13 +85,13 @@ type stability struct {
 	grantedUntil time.Duration
 	backoff      time.Duration // the wait before the next pre-vote after one that failed
 
-	herdState // probeherd.go
+	herdState // harden_probeherd.go
 }
 
 // probeEvery is the time between two PROBEs of one confirmation: they
 // go out in the first half of ConfirmTimeout, so that the answer to the
 // last one has the other half to come back. A wait stretched to slow
-// round trips (rtt.go) only waits longer for the answers: the PROBEs go
+// round trips (harden_rtt.go) only waits longer for the answers: the PROBEs go
 // out as fast, so that the time to the first answer, which the estimate
 // takes from the first PROBE, is never off by more than this half.
 func (c *core) probeEvery() time.Duration {
@@ -277,7 +277,7 @@ func (c *core) askClaimant(from Key, term uint64) bool {
 		return false // it answered recently
 	}
 	s.pendFrom, s.pendTerm = from, term
-	// Not timed (rtt.go): every follower that hears the claim checks the
+	// Not timed (harden_rtt.go): every follower that hears the claim checks the
 	// claimant at once, and its VOUCH comes after the herd's PROBEs
 	// queued before it; its delay measures the claimant's queue (tens of
 	// milliseconds at 128 hosts), and in the estimate it stretched the

@@ -1,6 +1,6 @@
 package election
 
-// A PROBE (stability.go) goes to all, and outside quorum mode every member
+// A PROBE (harden_confirm.go) goes to all, and outside quorum mode every member
 // that heard the leader more recently than the prober used to answer it
 // with a VOUCH: n−1 answers a PROBE, 5n(n−1) packets when every follower
 // confirms at once (a new leader some of them missed, a lost heartbeat
@@ -14,7 +14,7 @@ package election
 // family (thinned).
 
 // thinned reports whether the answers to PROBEs are thinned out (here and
-// in probeherd.go): with bully outside quorum mode. The ring family keeps
+// in harden_probeherd.go): with bully outside quorum mode. The ring family keeps
 // every round and answer: its elections take a hop time per node, and the
 // random schedules found an 11-node ring whose elections did not end
 // with the herd rules.

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// One test per claim of the O(n) election (bullyscale.go), as the agent
+// One test per claim of the O(n) election (scale_bully.go), as the agent
 // runs it (hardened); textbook mode keeps the seeds' messages.
 
 // Rank deferral: a candidate with r larger live keys sends its ELECTION
@@ -137,7 +137,7 @@ func TestVouchersBounded(t *testing.T) {
 	}
 }
 
-// The PROBE herd (probeherd.go): in a cluster of more than nine nodes the
+// The PROBE herd (harden_probeherd.go): in a cluster of more than nine nodes the
 // leader answers PROBEs with one VOUCH to all, at most one a probe
 // interval; a follower that heard herdSkip PROBEs of others about its leader
 // since its last round leaves its next round out.

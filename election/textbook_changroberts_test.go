@@ -4,7 +4,7 @@ import "testing"
 
 // One test per step of Chang–Roberts as the Czech text (shared/seeds 003)
 // and the Spanish one (004, the participating flag) describe it; see
-// changroberts.go. The ring is 1 -> 2 -> 3 -> 4 -> 5 -> 1; 5 leads with
+// textbook_changroberts.go. The ring is 1 -> 2 -> 3 -> 4 -> 5 -> 1; 5 leads with
 // term 1 unless a test says otherwise. The round's wait is 200ms +
 // 3·5·T/2 = 575ms.
 

@@ -7,7 +7,7 @@ import (
 	"github.com/lanleader/lanleader/wire"
 )
 
-// This file is the ring family's hops (ring.go has the overview): every
+// This file is the ring family's hops (textbook_ring.go has the overview): every
 // message sent along the ring waits T for its RING_ACK, and goes on past
 // a node that does not acknowledge it.
 
