@@ -103,6 +103,8 @@ func (b *Bully) onMessage(m *wire.Message, from Key) {
 // onElection is step 4: ELECTION from a smaller key is answered, and the
 // node runs its own election unless one is already running. ELECTION from
 // a larger key is not for this node (multicast reaches every member).
+// What step 4 means depends on the node's role: electionToLeader,
+// electionToStarting, electionToCandidate and electionToFollower.
 func (b *Bully) onElection(from Key, term uint64) {
 	if b.self.Less(from) {
 		b.heardLarger()
@@ -111,66 +113,81 @@ func (b *Bully) onElection(from Key, term uint64) {
 	if !from.Less(b.self) || b.holding() || b.out() {
 		return
 	}
-	if b.state == StateLeader {
-		// A leader's election would end with itself. A sender that is
-		// behind only needs to hear who leads. So does, at first, one that
-		// has seen our term: it missed our heartbeats, or cannot hear at
-		// all, and a fresh term would only make everyone follow anew (the
-		// textbook takes one at once). If it elects again at our term, it
-		// cannot accept our claim (it recognised a larger leader of this
-		// term, now gone): the election ends here, under a fresh term
-		// everyone accepts.
-		if term < b.term || term == b.term && b.cfg.QuietLeader && (b.toldTerm != term || !b.told[from.ID]) {
-			b.tellElector(from.ID)
-			if term == b.term {
-				if b.toldTerm != term || b.told == nil {
-					b.told, b.toldTerm = make(map[NodeID]bool), term
-				}
-				b.told[from.ID] = true
+	switch b.state {
+	case StateLeader:
+		b.electionToLeader(from, term)
+	case StateCandidate:
+		b.answer(from.ID)
+		b.commit(term)
+	case StateStarting:
+		b.electionToStarting(from, term)
+	default:
+		b.answer(from.ID)
+		b.electionToFollower(from, term)
+	}
+}
+
+// electionToLeader: a leader's election would end with itself. A sender
+// that is behind only needs to hear who leads. So does, at first, one
+// that has seen our term (QuietLeader): it missed our heartbeats, or
+// cannot hear at all, and a fresh term would only make everyone follow
+// anew (the textbook takes one at once). If it elects again at our term,
+// it cannot accept our claim (it recognised a larger leader of this term,
+// now gone): the election ends here, under a fresh term everyone accepts.
+func (b *Bully) electionToLeader(from Key, term uint64) {
+	if term < b.term || term == b.term && b.cfg.QuietLeader && (b.toldTerm != term || !b.told[from.ID]) {
+		b.tellElector(from.ID)
+		if term == b.term {
+			if b.toldTerm != term || b.told == nil {
+				b.told, b.toldTerm = make(map[NodeID]bool), term
 			}
-		} else {
-			b.becomeLeader()
-			b.send(from.ID, wire.TypeAnswer)
+			b.told[from.ID] = true
 		}
 		return
 	}
-	if b.cfg.ListedPreemption && b.state == StateStarting && !b.mayPreempt(from) {
-		// Hardening: a node in its listen period that may not take over
-		// from a smaller leader yet (nopreempt, or its preempt delay)
-		// does not take the election over either: its ANSWER would leave
-		// the others waiting for its claim at the end of that period.
-		// They elect among themselves; it follows the result.
+	b.becomeLeader()
+	b.send(from.ID, wire.TypeAnswer)
+}
+
+// electionToStarting: a node in its listen period that may not take over
+// from a smaller leader yet (nopreempt, or its preempt delay) does not
+// take the election over either (ListedPreemption): its ANSWER would
+// leave the others waiting for its claim at the end of that period. They
+// elect among themselves; it follows the result. Otherwise it answers and
+// elects as a follower does.
+func (b *Bully) electionToStarting(from Key, term uint64) {
+	if b.cfg.ListedPreemption && !b.mayPreempt(from) {
 		return
 	}
 	b.answer(from.ID)
-	switch b.state {
-	case StateCandidate:
+	b.electionToFollower(from, term)
+}
+
+// electionToFollower: a node that is not electing answered, and runs its
+// own election (step 4), but for two cases of the hardening.
+func (b *Bully) electionToFollower(from Key, term uint64) {
+	// An ELECTION from a term before the leadership this node follows was
+	// sent before its sender heard of that leadership, whose COORDINATOR
+	// is on its way to it. Running an election of our own would only
+	// repeat the one just finished.
+	if b.leader != 0 && term < b.term {
+		return
+	}
+	// StickyLeader: a follower that hears its leader takes an ELECTION
+	// from a key smaller than the leader's (one that cannot be taking over
+	// from it) as a reason to ask the leader (harden_confirm.go), not as
+	// proof of its death: the sender may be unable to hear. It elects
+	// (step 4) only if the leader does not answer within ConfirmTimeout.
+	if b.cfg.StickyLeader && b.healthy() && from.Less(b.leaderKey()) {
+		b.answered, b.answeredTerm = true, max(term, b.answeredTerm)
+		if !b.heardJustNow() {
+			b.confirmSuspicion(true)
+		}
+		return
+	}
+	b.startElection()
+	if b.state == StateCandidate {
 		b.commit(term)
-	default:
-		// Hardening: an ELECTION from a term before the leadership this
-		// node follows was sent before its sender heard of that
-		// leadership, whose COORDINATOR is on its way to it. Running an
-		// election of our own would only repeat the one just finished.
-		if b.leader != 0 && term < b.term {
-			return
-		}
-		// Hardening: a follower that hears its leader takes an ELECTION
-		// from a key smaller than the leader's (one that cannot be taking
-		// over from it) as a reason to ask the leader (harden_confirm.go), not
-		// as proof of its death: the sender may be unable to hear. It
-		// elects (step 4) only if the leader does not answer within
-		// ConfirmTimeout.
-		if b.cfg.StickyLeader && b.healthy() && from.Less(b.leaderKey()) {
-			b.answered, b.answeredTerm = true, max(term, b.answeredTerm)
-			if !b.heardJustNow() {
-				b.confirmSuspicion(true)
-			}
-			return
-		}
-		b.startElection()
-		if b.state == StateCandidate {
-			b.commit(term)
-		}
 	}
 }
 
