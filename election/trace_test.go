@@ -39,7 +39,8 @@ import (
 //
 // Commands:
 //
-//	nodes 1 2 3:150 ...        the nodes (id or id:priority, default 100);
+//	nodes 1 2 3:150 4/witness  the nodes (id or id:priority, default 100,
+//	                           then /witness or /observer: Config.Role);
 //	    [preempt=false] [preempt-delay=1s]   options for all of them
 //	    [algorithm=ring]       the algorithm they run (default bully)
 //	    [ring-order=descending|shuffle:SEED]  Config.RingOrder
@@ -279,6 +280,7 @@ type traceNet struct {
 
 type traceNode struct {
 	key   Key
+	role  Role
 	m     Machine // nil before its first start
 	up    bool
 	armed [numTimers]bool
@@ -401,6 +403,15 @@ func (w *traceNet) cmdNodes(args []string) error {
 			return fmt.Errorf("unknown option %q", a)
 		default:
 			k := key(0)
+			a, roleText, hasRole := strings.Cut(a, "/")
+			role := RoleCandidate
+			if hasRole {
+				r, err := ParseRole(roleText)
+				if err != nil {
+					return err
+				}
+				role = r
+			}
 			idText, prio, hasPrio := strings.Cut(a, ":")
 			id, err := strconv.ParseUint(idText, 10, 64)
 			if err != nil || id == 0 {
@@ -417,7 +428,7 @@ func (w *traceNet) cmdNodes(args []string) error {
 			if w.nodes[k.ID] != nil {
 				return fmt.Errorf("node %d given twice", k.ID)
 			}
-			w.nodes[k.ID] = &traceNode{key: k}
+			w.nodes[k.ID] = &traceNode{key: k, role: role}
 			w.order = append(w.order, k.ID)
 		}
 	}
@@ -486,6 +497,7 @@ func (w *traceNet) cmdStart(args []string) error {
 	for _, n := range ns {
 		cfg := DefaultConfig(n.key.ID)
 		cfg.Priority = n.key.Priority
+		cfg.Role = n.role
 		if !w.hardened {
 			cfg.Hardening = Hardening{}
 		}
@@ -506,9 +518,9 @@ func (w *traceNet) cmdStart(args []string) error {
 			if o == n || !(o.up || slices.Contains(ns, o)) {
 				continue
 			}
-			w.step(n, memberUp(o.key))
+			w.step(n, Event{Kind: EvMemberUp, Member: o.key, Role: o.role})
 			if restart && o.up {
-				w.step(o, memberUp(n.key)) // membership sees it come back
+				w.step(o, Event{Kind: EvMemberUp, Member: n.key, Role: n.role}) // membership sees it come back
 			}
 		}
 	}
