@@ -17,6 +17,8 @@ import (
 
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/udp"
+	"github.com/lanleader/lanleader/agent/part"
+	"github.com/lanleader/lanleader/agent/part/sdnotify"
 	"github.com/lanleader/lanleader/detector"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/metrics"
@@ -80,8 +82,11 @@ type Agent struct {
 	snap atomic.Pointer[Status]
 	view atomic.Pointer[metrics.View]
 
-	procs    procs // the child processes (package proc)
-	notify   notifier
+	procs  procs // the child processes (package proc)
+	notify *sdnotify.Notifier
+	// parts are the concerns the loop drives through package part's
+	// interface, in the order they are told of a change.
+	parts    []part.Part
 	rtTid    atomic.Int64 // with Realtime: the event loop's thread, once SCHED_FIFO
 	metaPush metaPush     // the metadata broadcasts (meta.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
@@ -166,7 +171,8 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.linkWatch != nil {
 		a.links.watch = cfg.linkWatch
 	}
-	a.notify = newNotifier(a.log.Warn)
+	a.notify = sdnotify.New(loopHost{a})
+	a.parts = []part.Part{a.notify}
 	return a, nil
 }
 

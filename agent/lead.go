@@ -4,12 +4,13 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent/internal/proc"
+	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/election"
 )
 
 // What the event loop does around the election for the operator: the job
 // (through the supervisor), the hooks, the health checks and the
-// effective priority, resigning, and systemd's notifications. Everything
+// effective priority, resigning, and the parts' deadlines. Everything
 // here runs on the loop goroutine and never blocks it.
 
 // jobWaitMargin is added to the job grace for the longest wait of a node
@@ -29,10 +30,6 @@ const jobWaitMargin = 2 * time.Second
 // later, would carry it; its "job started" may not have come yet when
 // the wait begins. The exchange reads the member's own current metadata.
 const jobWaitSyncEvery = 500 * time.Millisecond
-
-// readyAfter: systemd is told READY=1 when the first election has settled
-// (this node leads or follows a leader), or this long after StartupWait.
-const readyAfter = 2 * time.Second
 
 // leadState is the part of loopState this file owns.
 type leadState struct {
@@ -75,13 +72,9 @@ type leadState struct {
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
 	penalised    bool
 
-	awaitJoin    bool // Config.JoinBeforeLead: no member has joined yet (jobonce.go)
-	followed     bool // this node followed a leader (or led) since it started
-	ready        bool // READY=1 sent
-	readyBy      time.Duration
-	lastNotify   string
-	nextWatchdog time.Duration
-	aux          *time.Timer
+	awaitJoin bool // Config.JoinBeforeLead: no member has joined yet (jobonce.go)
+	followed  bool // this node followed a leader (or led) since it started
+	aux       *time.Timer
 }
 
 // updateJob tells the supervisor what the job should be doing now.
@@ -434,13 +427,7 @@ func (a *Agent) onAux() {
 	}
 	a.staleDue(now)
 	a.carrierDue(now)
-	if !l.ready && now >= l.readyBy {
-		a.sendReady("the first election has not settled")
-	}
-	if a.notify.watchdog > 0 && now >= l.nextWatchdog {
-		a.notify.send("WATCHDOG=1")
-		l.nextWatchdog = now + a.notify.watchdog/2
-	}
+	part.RunDue(a.parts, now)
 	a.rearmAux()
 }
 
@@ -466,11 +453,8 @@ func (a *Agent) rearmAux() {
 	if l.takeoverUntil != 0 {
 		at(l.takeoverUntil)
 	}
-	if !l.ready && a.notify.on {
-		at(l.readyBy)
-	}
-	if a.notify.watchdog > 0 {
-		at(l.nextWatchdog)
+	if d, ok := part.Earliest(a.parts); ok {
+		at(d)
 	}
 	if l.stalePending {
 		at(l.staleDue)

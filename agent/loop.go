@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/part/sdnotify"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -86,7 +87,7 @@ func (a *Agent) run() {
 	defer tick.Stop()
 	l.aux = time.NewTimer(time.Hour)
 	defer l.aux.Stop()
-	l.readyBy = a.now() + a.machine.Config().StartupWait + readyAfter
+	a.notify.Begin(a.now() + a.machine.Config().StartupWait + sdnotify.ReadyAfter)
 
 	l.prev = a.machine.Status()
 	l.dirty = true

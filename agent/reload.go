@@ -88,7 +88,7 @@ func handlerKind(c *Config) string {
 // READY=1 after. Any goroutine may call it; it returns once applied and
 // published in /status.
 func (a *Agent) Reload(load func() (Config, error)) error {
-	a.notify.send(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", proc.MonoNow()/1000))
+	a.notify.Send(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", proc.MonoNow()/1000))
 	cfg, err := load()
 	if err == nil {
 		err = cfg.Validate()
@@ -99,8 +99,8 @@ func (a *Agent) Reload(load func() (Config, error)) error {
 		} else {
 			a.applyReload(&cfg)
 		}
-		if a.loop.ready {
-			a.notify.send("READY=1")
+		if a.notify.Ready() {
+			a.notify.Send("READY=1")
 		}
 		a.publish() // /status shows the reload when Reload returns
 	})

@@ -64,7 +64,7 @@ func startRetrying(cfg Config, stop <-chan struct{}, every time.Duration, start 
 		a.log.Warn("cannot start: the host is not ready; trying again", "err", oneLine(err), "attempt", attempt,
 			"next_in", every, "gives_up_in", left.Round(time.Second))
 		// systemd's start timeout (TimeoutStartSec) waits for the retries.
-		a.notify.send(fmt.Sprintf("STATUS=the host is not ready: %s; trying again\nEXTEND_TIMEOUT_USEC=%d",
+		a.notify.Send(fmt.Sprintf("STATUS=the host is not ready: %s; trying again\nEXTEND_TIMEOUT_USEC=%d",
 			oneLine(err), (3 * every).Microseconds()))
 		t := time.NewTimer(min(every, left))
 		select {

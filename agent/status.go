@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/metrics"
 )
 
@@ -153,7 +154,14 @@ func (a *Agent) publish() {
 	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
 		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips, Checks: checks, Fault: len(s.Fault) > 0,
 		Role: s.Role, MemberRoles: roles})
-	a.notifyStatus(s)
+	v := part.View{NodeID: s.NodeID, State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName,
+		Priority: s.Priority, BasePriority: s.BasePriority}
+	if s.Job != nil {
+		v.JobState, v.JobPid = s.Job.State, s.Job.Pid
+	}
+	for _, p := range a.parts {
+		p.Changed(&v)
+	}
 }
 
 // Status returns the latest /status document.

@@ -22,7 +22,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 	}
 	var err error
 	a.stopOnce.Do(func() {
-		a.notify.send("STOPPING=1")
+		a.notify.Send("STOPPING=1")
 		// The job stops first, before RESIGN: the next leader starts its
 		// job at once, and must not find ours still running.
 		if a.procs.sup != nil {
@@ -202,6 +202,9 @@ func (a *Agent) closeAll() {
 	a.closeVIPs()
 	if c, ok := a.procs.systemd.(interface{ Close() }); ok {
 		c.Close()
+	}
+	for _, p := range a.parts {
+		p.Close()
 	}
 	if a.web.ln != nil && a.web.srv == nil {
 		a.web.ln.Close()
