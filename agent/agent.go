@@ -19,6 +19,7 @@ import (
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/agent/part/sdnotify"
+	"github.com/lanleader/lanleader/agent/part/trackfile"
 	"github.com/lanleader/lanleader/detector"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/metrics"
@@ -84,6 +85,7 @@ type Agent struct {
 
 	procs  procs // the child processes (package proc)
 	notify *sdnotify.Notifier
+	track  *trackfile.Watcher // the track files
 	// parts are the concerns the loop drives through package part's
 	// interface, in the order they are told of a change.
 	parts    []part.Part
@@ -172,7 +174,8 @@ func New(cfg Config) (*Agent, error) {
 		a.links.watch = cfg.linkWatch
 	}
 	a.notify = sdnotify.New(loopHost{a})
-	a.parts = []part.Part{a.notify}
+	a.track = trackfile.New(loopHost{a}, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
+	a.parts = []part.Part{a.notify, a.track}
 	return a, nil
 }
 
@@ -399,7 +402,7 @@ func (a *Agent) startWorkers() {
 		go a.procs.hooks.Run()
 	}
 	a.startChecks()
-	a.startTrackFiles()
+	a.track.Start()
 }
 
 // memberlistError names the problem of a failed memberlist start.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent/internal/proc"
+	"github.com/lanleader/lanleader/agent/part/trackfile"
 )
 
 // The health checks' settings: a check's own (Check) over the global
@@ -18,7 +19,10 @@ import (
 const MaxCheckRiseFall = 1000
 
 // TrackFileEvery is how often the track files are stat'ed.
-const TrackFileEvery = time.Second
+const TrackFileEvery = trackfile.Every
+
+// TrackFileStatus is one track file in /status.
+type TrackFileStatus = trackfile.Status
 
 // Check is one health check, keepalived's vrrp_script. A zero Interval,
 // Timeout, Rise or Fall is Config's default (CheckInterval, CheckTimeout,

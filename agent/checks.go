@@ -65,7 +65,7 @@ func (a *Agent) newCheckRun(def Check) *checkRun {
 // standby they give it.
 func (a *Agent) firstChecks() error {
 	cfg := &a.cfg
-	a.firstTrackFiles()
+	a.track.First()
 	if len(cfg.Checks) == 0 {
 		return nil
 	}
@@ -177,7 +177,9 @@ func (a *Agent) replaceChecks(cfg *Config) {
 		c.Checks, c.CheckInterval, c.CheckTimeout = slices.Clone(cfg.Checks), cfg.CheckInterval, cfg.CheckTimeout
 		c.CheckRise, c.CheckFall, c.CheckWeight = cfg.CheckRise, cfg.CheckFall, cfg.CheckWeight
 	})
-	a.replaceTrackFiles(cfg.TrackFiles)
+	if a.track.Replace(cfg.TrackFiles) {
+		a.setConfig(func(c *Config) { c.TrackFiles = slices.Clone(cfg.TrackFiles) })
+	}
 	l.dirty = true
 	a.applyPriority()
 	a.applyStandby()

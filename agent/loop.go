@@ -67,7 +67,6 @@ type loopState struct {
 	vipLoopState
 	linkLoopState
 	checksState
-	trackState
 	standbyState
 
 	// tooManyVoters: more voters are alive than --quorum counts (warned

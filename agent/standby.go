@@ -11,7 +11,7 @@ import (
 // elections while any reason holds: the election interface without
 // carrier (links.go), a link of the virtual addresses down (vip.go), a
 // failed check of weight 0 (checks.go), a track file present
-// (trackfile.go), no member joined yet for `run --once` (jobonce.go).
+// (agent/part/trackfile), no member joined yet for `run --once` (jobonce.go).
 // applyStandby is the one place that decides it; each source calls it
 // when its part changes.
 
@@ -34,8 +34,8 @@ func (a *Agent) standbyReasons() []string {
 	if f := a.faultChecks(); len(f) > 0 {
 		why = append(why, "a check of weight 0 fails ("+strings.Join(f, ",")+")")
 	}
-	if len(l.trackPresent) > 0 {
-		why = append(why, "a track file is present ("+strings.Join(l.trackPresent, ",")+")")
+	if p := a.track.Present(); len(p) > 0 {
+		why = append(why, "a track file is present ("+strings.Join(p, ",")+")")
 	}
 	if l.awaitJoin {
 		why = append(why, "no member has joined yet (run --once)")

@@ -126,7 +126,7 @@ func (a *Agent) publish() {
 	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
 	var checks []metrics.Check
 	s.Checks, checks = a.checkStatus()
-	s.TrackFiles, s.Fault = a.trackStatus(), a.standbyReasons()
+	s.TrackFiles, s.Fault = a.track.Status(), a.standbyReasons()
 	if l.penalised {
 		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
 	}

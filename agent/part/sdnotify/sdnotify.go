@@ -171,3 +171,5 @@ func (n *Notifier) Due(now time.Duration) {
 // Close does nothing: STOPPING=1 goes through Send at the start of a
 // stop, before the job stops.
 func (n *Notifier) Close() {}
+
+var _ part.Part = (*Notifier)(nil)
