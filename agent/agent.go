@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/agent/part"
@@ -29,12 +30,15 @@ import (
 // Agent is one running lanleader agent. Create it with New, then Start it;
 // end it with Stop (graceful) or Crash (tests and the demo).
 type Agent struct {
-	cfg     Config
-	cfgMu   sync.RWMutex // a reload changes cfg on the loop (reload.go): Config reads it under it
-	log     *slog.Logger
-	epoch   time.Time // the agent's clock is time.Since(epoch): monotonic
-	cluster uint32
-	sent    sentRecord // this node's latest packets, to tell a replay of them from a clone's (transport.go)
+	cfg Config
+	// initialTerm is the voted term read from StateFile by New.
+	initialTerm uint64
+	seams       seams
+	cfgMu       sync.RWMutex // a reload changes cfg on the loop (reload.go): Config reads it under it
+	log         *slog.Logger
+	epoch       time.Time // the agent's clock is time.Since(epoch): monotonic
+	cluster     uint32
+	sent        sentRecord // this node's latest packets, to tell a replay of them from a clone's (transport.go)
 	// inc is the incarnation: the Unix second of the start (see auth.go),
 	// +1 at each wrap of the sequence. Two hosts cloned from one image and
 	// started in the same second have the same one, and that is kept so:
@@ -98,42 +102,65 @@ type Agent struct {
 	loop loopState // owned by the event loop goroutine
 }
 
+// Config is the configuration of one agent: package config has the
+// settings, their defaults and their validation.
+type Config = config.Config
+
+// Check is one health check (Config.Checks).
+type Check = config.Check
+
+// seams replace what the agent reaches of the host, for the tests.
+type seams struct {
+	jobSystemd jobSystemd  // the D-Bus connection to systemd for the job unit
+	vipDrv     *vipDriver  // what adds, removes and probes the addresses
+	linkWatch  linkWatcher // the carrier's watch of the interfaces
+	// conflictMemory replaces the constant of that name in tests that
+	// watch a conflict outlive it (0: the constant).
+	conflictMemory time.Duration
+}
+
 // New checks cfg and returns an agent that has opened nothing yet. It
 // takes cfg as it is: start from DefaultConfig.
-func New(cfg Config) (*Agent, error) {
+func New(cfg Config) (*Agent, error) { return newAgent(cfg, seams{}) }
+
+// newAgent is New with the host's parts replaced where seams says.
+func newAgent(cfg Config, sm seams) (*Agent, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	var initialTerm uint64
 	if cfg.Quorum > 0 && cfg.StateFile != "" {
 		t, err := LoadVotedTerm(cfg.StateFile)
 		if err != nil {
 			return nil, err
 		}
-		cfg.initialTerm = t
+		initialTerm = t
 	}
-	m, err := newMachine(&cfg, cfg.Priority)
+	m, err := newMachine(&cfg, cfg.Priority, initialTerm)
 	if err != nil {
 		return nil, err
 	}
 	started := time.Now()
 	a := &Agent{
-		cfg:      cfg,
-		log:      cfg.Logger.With("node", cfg.Name),
-		cluster:  wire.ClusterID(cfg.Cluster),
-		machine:  m,
-		reg:      prometheus.NewRegistry(),
-		pkts:     make(chan packet, 256),
-		cmds:     make(chan func()),
-		quit:     make(chan struct{}),
-		loopDone: make(chan struct{}),
-		failure:  failure{ch: make(chan struct{})},
+		cfg:         cfg,
+		initialTerm: initialTerm,
+		seams:       sm,
+		log:         cfg.Logger.With("node", cfg.Name),
+		cluster:     wire.ClusterID(cfg.Cluster),
+		machine:     m,
+		reg:         prometheus.NewRegistry(),
+		pkts:        make(chan packet, 256),
+		cmds:        make(chan func()),
+		quit:        make(chan struct{}),
+		loopDone:    make(chan struct{}),
+		failure:     failure{ch: make(chan struct{})},
 	}
 	a.auth.keys = newAuthKeys(cfg.Key, cfg.AcceptKeys)
 	a.loop.members = make(map[string]*member)
-	a.loop.savedTerm = cfg.initialTerm
+	a.loop.savedTerm = initialTerm
 	a.inc.Store(uint32(started.Unix()))
 	a.loop.seq = startSeq(started)
 	if a.auth.keys != nil {
@@ -150,7 +177,7 @@ func New(cfg Config) (*Agent, error) {
 	a.loop.fanned = make(map[uint64]bool)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
-	a.procs.systemd = newJobSystemd(&a.cfg)
+	a.procs.systemd = newJobSystemd(&a.cfg, sm.jobSystemd)
 	a.procs.ran, a.procs.ended = newLatch(), newLatch()
 	if len(cfg.Job) > 0 || cfg.JobUnit != "" {
 		a.procs.sup = newSupervisor(a)
@@ -165,13 +192,13 @@ func New(cfg Config) (*Agent, error) {
 	a.metaPush.repeats = metaRepeats
 	a.procs.dirty = make(chan struct{}, 1)
 	a.vips.drv = systemVIPs
-	if cfg.vipDrv != nil {
-		a.vips.drv = *cfg.vipDrv
+	if sm.vipDrv != nil {
+		a.vips.drv = *sm.vipDrv
 	}
 	a.links.kick = make(chan struct{}, 1)
 	a.links.watch = systemLinks
-	if cfg.linkWatch != nil {
-		a.links.watch = cfg.linkWatch
+	if sm.linkWatch != nil {
+		a.links.watch = sm.linkWatch
 	}
 	a.notify = sdnotify.New(loopHost{a})
 	a.track = trackfile.New(loopHost{a}, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
@@ -180,11 +207,12 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // newMachine builds the election machine of cfg with priority p (the
-// configured priority, or the one the health checks give).
-func newMachine(cfg *Config, p uint16) (election.Machine, error) {
+// configured priority, or the one the health checks give), from the term
+// this node voted in last.
+func newMachine(cfg *Config, p uint16, initialTerm uint64) (election.Machine, error) {
 	ec := cfg.ElectionConfig()
-	ec.Priority = p
-	if cfg.Detector == DetectorPhi {
+	ec.Priority, ec.InitialTerm = p, initialTerm
+	if cfg.Detector == config.DetectorPhi {
 		ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
 	}
 	return election.New(ec)
@@ -284,12 +312,12 @@ func (a *Agent) openSockets(ip netip.Addr, ifi *net.Interface) (err error) {
 		}
 	}
 	var group netip.Addr
-	if cfg.Transport == TransportMulticast {
+	if cfg.Transport == config.TransportMulticast {
 		group = cfg.Group
 		if !group.IsValid() {
-			group = DefaultGroup4
+			group = config.DefaultGroup4
 			if !ip.Is4() {
-				group = DefaultGroup6
+				group = config.DefaultGroup6
 			}
 		}
 	}
@@ -325,7 +353,7 @@ func (a *Agent) startMemberlist(bind netip.AddrPort, ip netip.Addr) (err error) 
 func (a *Agent) startJoiner() {
 	seeds := make([]string, len(a.cfg.Join))
 	for i, s := range a.cfg.Join {
-		seeds[i] = normalizeSeed(s, DefaultGossipPort)
+		seeds[i] = normalizeSeed(s, config.DefaultGossipPort)
 	}
 	a.joiner = &joiner{ml: a.ml, seeds: seeds, log: a.log, kick: make(chan []string, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), before: a.beforeJoin}
@@ -357,7 +385,7 @@ func (a *Agent) logStart() {
 		ec := a.machine.Config()
 		a.log.Info("quorum mode: this node leads only with a lease of a majority",
 			"quorum", cfg.Quorum, "majority", cfg.Quorum/2+1, "lease", ec.Lease, "lease_margin", ec.LeaseMargin,
-			"claim_wait", ec.ClaimWait, "voted_term", cfg.initialTerm, "state_file", cfg.StateFile)
+			"claim_wait", ec.ClaimWait, "voted_term", a.initialTerm, "state_file", cfg.StateFile)
 		if cfg.StateFile == "" {
 			a.log.Warn("quorum mode without --state-file: the votes of this node are lost when it restarts, so one term (the job's fencing token) could be given to two leaders, one after the other; leases still never overlap")
 		}

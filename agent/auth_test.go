@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/metrics"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -185,7 +186,7 @@ func TestAuthHostilePackets(t *testing.T) {
 	ag := waitLeader(t, l, electBound, 1)
 	victim := l.Agents[0]
 	to := victim.ElectionAddr()
-	cluster := wire.ClusterID(DefaultCluster)
+	cluster := wire.ClusterID(config.DefaultCluster)
 	claim := wire.Message{Type: wire.TypeCoordinator, Cluster: cluster, From: 99, Priority: 65535, Term: ag.Term + 5,
 		Incarnation: uint32(time.Now().Unix()), Seq: 10}
 	forgedTag := encode(t, wire.Message{Type: wire.TypeCoordinator, Flags: wire.FlagAuth, Cluster: cluster, From: 99, Priority: 65535, Term: ag.Term + 5})

@@ -73,13 +73,13 @@ func (a *Agent) firstChecks() error {
 	specs := make([]proc.CheckSpec, len(defs))
 	for i, d := range defs {
 		a.loop.checks = append(a.loop.checks, a.newCheckRun(d))
-		specs[i] = d.spec()
+		specs[i] = checkSpec(d)
 	}
 	for _, r := range proc.RunAll(a.procs.checkRunner, specs) {
 		a.record(a.loop.checks[r.ID], r)
 	}
 	if p := a.effectivePriority(); p != cfg.Priority {
-		m, err := newMachine(cfg, p)
+		m, err := newMachine(cfg, p, a.initialTerm)
 		if err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func (a *Agent) firstChecks() error {
 // startChecks starts the checks' goroutines (Start, after firstChecks).
 func (a *Agent) startChecks() {
 	for _, c := range a.loop.checks {
-		a.procs.checks.Add(c.id, c.def.spec())
+		a.procs.checks.Add(c.id, checkSpec(c.def))
 	}
 }
 
@@ -164,7 +164,7 @@ func (a *Agent) replaceChecks(cfg *Config) {
 			c.state, c.ran, c.last, c.detail = proc.Init(old[j].state.OK), old[j].ran, old[j].last, old[j].detail
 		}
 		next[i] = c
-		a.procs.checks.Add(c.id, def.spec())
+		a.procs.checks.Add(c.id, checkSpec(def))
 	}
 	l.checks = next
 	for _, c := range old {
@@ -235,4 +235,9 @@ func (a *Agent) checkStatus() ([]CheckStatus, []metrics.Check) {
 		view = append(view, metrics.Check{Name: s.Name, Up: s.OK})
 	}
 	return out, view
+}
+
+// checkSpec is the part of a resolved check that package proc runs.
+func checkSpec(c Check) proc.CheckSpec {
+	return proc.CheckSpec{Name: c.Name, Command: c.Command, Interval: c.Interval, Timeout: c.Timeout, Rise: c.Rise, Fall: c.Fall}
 }

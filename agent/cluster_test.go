@@ -12,10 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // Generous liveness bounds: these tests fail only when something is really
@@ -88,8 +89,14 @@ func newAgentSet(t *testing.T) *agentSet {
 // start starts an agent for cfg, logging as node-<i+1>.
 func (s *agentSet) start(i int, cfg Config) *Agent {
 	s.t.Helper()
+	return s.startWith(i, cfg, seams{})
+}
+
+// startWith is start with parts of the host replaced.
+func (s *agentSet) startWith(i int, cfg Config, sm seams) *Agent {
+	s.t.Helper()
 	cfg.Logger = loggerTo(s.logs, i)
-	a, err := New(cfg)
+	a, err := newAgent(cfg, sm)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -346,7 +353,7 @@ func TestConflict(t *testing.T) {
 // no leave), node-2 leaves conflict within that memory and takes over.
 func TestConflictSameName(t *testing.T) {
 	const memory = 3 * time.Second
-	l := startLocal(t, LocalOptions{Nodes: 2, Base: func(c *Config) { c.conflictMemory = memory }})
+	l := startLocal(t, LocalOptions{Nodes: 2, seams: seams{conflictMemory: memory}})
 	waitLeader(t, l, electBound, 1)
 	first := l.Agents[1]
 	twin := l.cfgs[1]
@@ -414,7 +421,7 @@ func TestConflictSameName(t *testing.T) {
 // TestPhiDetector: with the phi-accrual detector the followers learn the
 // heartbeats' rhythm and still replace a crashed leader.
 func TestPhiDetector(t *testing.T) {
-	l := startLocal(t, LocalOptions{Nodes: 3, Base: func(c *Config) { c.Detector = DetectorPhi }})
+	l := startLocal(t, LocalOptions{Nodes: 3, Base: func(c *Config) { c.Detector = config.DetectorPhi }})
 	first := waitLeader(t, l, electBound, 2)
 	// Let the followers' windows fill with a few heartbeats' worth of
 	// arrivals before the crash.
@@ -555,7 +562,7 @@ func TestUnlistedSenderSyncsMembers(t *testing.T) {
 	a := l.Agents[0]
 	before := a.joiner.attempts.Load()
 	probe := func(from uint64) {
-		m := wire.Message{Type: wire.TypeProbe, From: from, Priority: DefaultPriority, Term: 1}
+		m := wire.Message{Type: wire.TypeProbe, From: from, Priority: config.DefaultPriority, Term: 1}
 		a.call(func() { a.onPacket(packet{msg: m, at: a.now()}) })
 	}
 	probe(2)

@@ -2,135 +2,23 @@ package agent
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"github.com/lanleader/lanleader/election"
 	"net"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // testConfig is DefaultConfig for a test agent on loopback named name,
 // with node_id id: free ports, the unicast transport (loopback has no
 // multicast), no HTTP listener, a quiet log.
 func testConfig(name string, id uint64) Config {
-	c := DefaultConfig()
+	c := config.DefaultConfig()
 	c.Name, c.NodeID = name, id
-	c.Bind, c.ElectionPort, c.Transport, c.HTTP = "127.0.0.1:0", 0, TransportUnicast, ""
+	c.Bind, c.ElectionPort, c.Transport, c.HTTP = "127.0.0.1:0", 0, config.TransportUnicast, ""
 	c.Logger = quiet()
 	return c
-}
-
-func TestConfigValidate(t *testing.T) {
-	ok := func() Config {
-		c := DefaultConfig()
-		c.Name, c.NodeID, c.Bind, c.Logger = "a", 1, "198.18.0.1:7946", quiet()
-		return c
-	}
-	if err := func() *Config { c := ok(); return &c }().Validate(); err != nil {
-		t.Fatalf("a good config: %v", err)
-	}
-	cases := []struct {
-		name string
-		edit func(*Config)
-		want string
-	}{
-		{"node id too large", func(c *Config) { c.NodeID = MaxNodeID + 1 }, "node-id: 9007199254740992 out of range"},
-		{"bind nonsense", func(c *Config) { c.Bind = "host-a" }, `bind "host-a": want an IP address`},
-		{"election port is gossip port", func(c *Config) { c.ElectionPort = 7946 }, "election-port: 7946 is also the gossip port"},
-		{"routable group", func(c *Config) { c.Group = netip.MustParseAddr("224.1.2.3") }, "multicast-group: 224.1.2.3 is not an administratively scoped IPv4 group"},
-		{"not multicast", func(c *Config) { c.Group = netip.MustParseAddr("198.18.0.9") }, "multicast-group: 198.18.0.9 is not an administratively scoped"},
-		{"global IPv6 group", func(c *Config) { c.Group = netip.MustParseAddr("ff0e::1") }, "multicast-group: ff0e::1 is not a link-local IPv6 group"},
-		{"family mismatch", func(c *Config) { c.Group = netip.MustParseAddr("ff02::1:2") }, "multicast-group: ff02::1:2 and bind 198.18.0.1 are not of one IP family"},
-		{"family mismatch, any address", func(c *Config) { c.Bind = "0.0.0.0"; c.Group = netip.MustParseAddr("ff02::1:2") }, "are not of one IP family"},
-		{"heartbeat too short", func(c *Config) { c.Heartbeat, c.SuspectAfter = 5*time.Millisecond, 15*time.Millisecond }, "heartbeat: 5ms is shorter than 10ms"},
-		{"negative preempt delay", func(c *Config) { c.PreemptDelay = -time.Second }, "preempt-delay: -1s must not be negative"},
-		{"detector", func(c *Config) { c.Detector = "psychic" }, `detector: "psychic" is not fixed or phi`},
-		{"suspect below heartbeat", func(c *Config) { c.SuspectAfter = 50 * time.Millisecond }, "suspect-after: 50ms must be longer than heartbeat (100ms)"},
-	}
-	for _, c := range cases {
-		cf := ok()
-		c.edit(&cf)
-		err := cf.Validate()
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want %q", c.name, err, c.want)
-		}
-	}
-}
-
-// TestDefaultConfig: the defaults are valid on their own, the derived
-// ones follow their fields, and zero means zero: New refuses the zero
-// Config instead of filling it.
-// TestElectionConfigHardened: the agent runs every hardening mechanism;
-// the election package's zero value is the seeds' textbook.
-func TestElectionConfigHardened(t *testing.T) {
-	c := DefaultConfig()
-	c.NodeID = 1
-	if got := c.ElectionConfig().Hardening; got != election.Hardened() {
-		t.Errorf("the agent's election config: %+v, want every mechanism of Hardened()", got)
-	}
-}
-
-func TestDefaultConfig(t *testing.T) {
-	c := DefaultConfig()
-	if err := c.Validate(); err != nil {
-		t.Fatalf("DefaultConfig: %v", err)
-	}
-	if c.SuspectAfter != 3*DefaultHeartbeat || c.Lease != 0 || c.LeaseMargin != 0 || c.ElectionPort != DefaultElectionPort || c.HTTP != DefaultHTTP || !c.Preempt {
-		t.Errorf("DefaultConfig: %+v", c)
-	}
-	c.Heartbeat, c.Quorum = 20*time.Millisecond, 3
-	c.DeriveTimeouts()
-	if c.SuspectAfter != 60*time.Millisecond || c.Lease != 80*time.Millisecond || c.LeaseMargin != 8*time.Millisecond {
-		t.Errorf("derived for 20ms and quorum 3: suspect %v, lease %v, margin %v; want 60ms, 80ms, 8ms", c.SuspectAfter, c.Lease, c.LeaseMargin)
-	}
-	c.Quorum = 0
-	if c.DeriveTimeouts(); c.Lease != 0 || c.LeaseMargin != 0 {
-		t.Errorf("without quorum: lease %v, margin %v; want 0", c.Lease, c.LeaseMargin)
-	}
-	if _, err := New(Config{Name: "a", NodeID: 1, Priority: 1}); err == nil || !strings.Contains(err.Error(), "heartbeat: 0s is shorter than 10ms") {
-		t.Errorf("New(zero Config): %v, want the zero heartbeat refused", err)
-	}
-}
-
-// TestSettingErrors: a value wrong on its own is a SettingError naming
-// its setting; a fault of how values relate is not.
-func TestSettingErrors(t *testing.T) {
-	c := testConfig("a", 1)
-	c.Priority, c.CheckWeight, c.SuspectAfter = 0, 70000, c.Heartbeat
-	var settings []string
-	var others []string
-	for _, err := range err2list(c.Validate()) {
-		var se *SettingError
-		if errors.As(err, &se) {
-			settings = append(settings, se.Setting+" | "+se.Err.Error())
-		} else {
-			others = append(others, err.Error())
-		}
-	}
-	want := []string{"priority | 0 out of range 1…65535", "check-weight | 70000 out of range 0…65535"}
-	if strings.Join(settings, "\n") != strings.Join(want, "\n") {
-		t.Errorf("setting errors %q, want %q", settings, want)
-	}
-	if len(others) != 1 || !strings.HasPrefix(others[0], "suspect-after: 100ms must be longer than heartbeat (100ms)") {
-		t.Errorf("other errors %q, want suspect-after's", others)
-	}
-	if r, ok := IntRange("node-id"); !ok || r != (Range{1, MaxNodeID}) {
-		t.Errorf("IntRange(node-id) = %v, %v", r, ok)
-	}
-	if _, ok := IntRange("name"); ok {
-		t.Error("IntRange(name): a range")
-	}
-}
-
-// err2list is the errors errors.Join joined into err.
-func err2list(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }
 
 // TestStartRefusesIPv6Unspecified: an IPv6 agent must be given its
@@ -142,7 +30,7 @@ func TestStartRefusesIPv6Binds(t *testing.T) {
 		"127.0.0.1:0x": `bind "127.0.0.1:0x"`,
 	} {
 		c := testConfig("a", 1)
-		c.Priority, c.Bind, c.Transport = 1, bind, TransportMulticast
+		c.Priority, c.Bind, c.Transport = 1, bind, config.TransportMulticast
 		a, err := New(c)
 		if err == nil {
 			err = a.Start()
@@ -234,49 +122,5 @@ func TestStopBoundedByContext(t *testing.T) {
 	a.Stop(ctx)
 	if d := time.Since(t0); d > 3*time.Second {
 		t.Fatalf("Stop took %v with a 1s context", d)
-	}
-}
-
-// TestResolvedChecks: a check's own settings win over the check_*
-// defaults, a default name is check-N, weight 0 (its own Fault, or the
-// default weight 0) is a fault, and Validate names each check's fields.
-func TestResolvedChecks(t *testing.T) {
-	c := testConfig("a", 1)
-	c.CheckInterval, c.CheckTimeout, c.CheckRise, c.CheckFall, c.CheckWeight = time.Second, 300*time.Millisecond, 2, 3, 40
-	c.Checks = []Check{{Command: "a"}, {Name: "b", Command: "b", Interval: 5 * time.Second, Timeout: 4 * time.Second, Rise: 7, Fall: 8, Weight: 9},
-		{Command: "c", Fault: true}}
-	got := c.ResolvedChecks()
-	want := []Check{
-		{Name: "check-1", Command: "a", Interval: time.Second, Timeout: 300 * time.Millisecond, Rise: 2, Fall: 3, Weight: 40},
-		{Name: "b", Command: "b", Interval: 5 * time.Second, Timeout: 4 * time.Second, Rise: 7, Fall: 8, Weight: 9},
-		{Name: "check-3", Command: "c", Interval: time.Second, Timeout: 300 * time.Millisecond, Rise: 2, Fall: 3, Fault: true},
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("resolved\n%+v\nwant\n%+v", got, want)
-	}
-	if err := c.Validate(); err != nil {
-		t.Errorf("valid checks: %v", err)
-	}
-	c.CheckTimeout, c.CheckWeight = 0, 0
-	if r := c.ResolvedChecks(); r[0].Timeout != time.Second || !r[0].Fault || r[0].Weight != 0 {
-		t.Errorf("timeout 0 is the interval, weight 0 a fault: %+v", r[0])
-	}
-	c.Checks = []Check{{Command: "x", Interval: time.Second, Timeout: 2 * time.Second, Rise: -1, Weight: -5}, {Name: "check-1", Command: " "}}
-	var settings []string
-	for _, err := range err2list(c.Validate()) {
-		var se *SettingError
-		if errors.As(err, &se) {
-			settings = append(settings, se.Setting+" | "+se.Err.Error())
-		}
-	}
-	wantErrs := []string{
-		"checks[1].timeout | 2s is longer than the check's interval 1s",
-		"checks[1].rise | -1 out of range 1…1000",
-		"checks[1].weight | -5 out of range 0…65535",
-		"checks[2].command | empty command",
-		`checks[2].name | "check-1" is the name of checks 1 and 2`,
-	}
-	if strings.Join(settings, "\n") != strings.Join(wantErrs, "\n") {
-		t.Errorf("errors\n%s\nwant\n%s", strings.Join(settings, "\n"), strings.Join(wantErrs, "\n"))
 	}
 }

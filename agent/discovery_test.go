@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
@@ -24,7 +25,7 @@ func TestDiscoveryLoopback(t *testing.T) {
 	var agents []*Agent
 	for i, ip := range []string{"127.0.0.1", "127.0.0.2"} {
 		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
-		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("%s:%d", ip, gp), ep, TransportMulticast
+		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("%s:%d", ip, gp), ep, config.TransportMulticast
 		c.DiscoverInterval = 100 * time.Millisecond
 		agents = append(agents, set.start(i, c))
 	}
@@ -68,7 +69,7 @@ func multicastLoopback(t *testing.T) func(i int) Config {
 	gp, ep := freePort(t), freePort(t)
 	return func(i int) Config {
 		c := testConfig(fmt.Sprintf("host-%d", i+1), uint64(i+1))
-		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("127.0.0.%d:%d", i+1, gp), ep, TransportMulticast
+		c.Bind, c.ElectionPort, c.Transport = fmt.Sprintf("127.0.0.%d:%d", i+1, gp), ep, config.TransportMulticast
 		return c
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // TestJobModeOnce: with job mode once the leader runs the job a single
@@ -19,7 +21,7 @@ func TestJobModeOnce(t *testing.T) {
 exit 3
 `)
 	l := startLocal(t, LocalOptions{Nodes: 2, Base: func(c *Config) {
-		c.Job, c.JobMode, c.PreemptDelay = []string{job, stamps}, JobModeOnce, time.Second
+		c.Job, c.JobMode, c.PreemptDelay = []string{job, stamps}, config.JobModeOnce, time.Second
 	}})
 	first := waitLeader(t, l, electBound, 1)
 	b := l.Agents[1]

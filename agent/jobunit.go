@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/sdbus"
 )
@@ -30,12 +31,12 @@ const unitCheckTimeout = 10 * time.Second
 
 // newJobSystemd is the connection to systemd for cfg's job unit, nil
 // without one.
-func newJobSystemd(cfg *Config) jobSystemd {
+func newJobSystemd(cfg *Config, fake jobSystemd) jobSystemd {
 	switch {
 	case cfg.JobUnit == "":
 		return nil
-	case cfg.jobSystemd != nil:
-		return cfg.jobSystemd
+	case fake != nil:
+		return fake
 	}
 	return &sdbus.Conn{}
 }
@@ -49,7 +50,7 @@ func jobEnvFile(cfg *Config) string {
 	if d, _, _ := strings.Cut(os.Getenv("RUNTIME_DIRECTORY"), ":"); d != "" {
 		return filepath.Join(d, "job.env")
 	}
-	return DefaultJobEnvFile
+	return config.DefaultJobEnvFile
 }
 
 // checkJobUnit refuses a job unit that systemd does not know, or that is

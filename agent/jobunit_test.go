@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 )
 
@@ -88,11 +89,11 @@ func (f *unitFake) log() []string {
 
 const jobUnit = "lanleader-job-test.service"
 
-func unitConfig(t *testing.T, f *unitFake) Config {
+func unitConfig(t *testing.T, f *unitFake) (Config, seams) {
 	c := testConfig("node-1", 1)
 	f.envFile = filepath.Join(t.TempDir(), "job.env")
-	c.JobUnit, c.JobEnvFile, c.jobSystemd = jobUnit, f.envFile, f
-	return c
+	c.JobUnit, c.JobEnvFile = jobUnit, f.envFile
+	return c, seams{jobSystemd: f}
 }
 
 // TestJobUnitFollowsLeadership: the leader starts the job unit with its
@@ -101,10 +102,10 @@ func unitConfig(t *testing.T, f *unitFake) Config {
 // stop stops it.
 func TestJobUnitFollowsLeadership(t *testing.T) {
 	f := &unitFake{load: "loaded", bound: []string{"lanleader.service"}, own: "lanleader.service"}
-	c := unitConfig(t, f)
+	c, sm := unitConfig(t, f)
 	c.PreemptDelay = 500 * time.Millisecond
 	set := newAgentSet(t)
-	a := set.start(0, c)
+	a := set.startWith(0, c, sm)
 	waitFor(t, "the unit started", 10*time.Second, func() (bool, string) {
 		js := a.Job()
 		return js.State == "running" && len(f.log()) == 1, fmt.Sprintf("%+v %q", js, f.log())
@@ -151,9 +152,9 @@ func TestJobUnitRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := unitConfig(t, tc.fake)
+			c, sm := unitConfig(t, tc.fake)
 			c.Logger = loggerTo(&logs{}, 0)
-			a, err := New(c)
+			a, err := newAgent(c, sm)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +192,7 @@ func TestJobUnitConfig(t *testing.T) {
 		}
 	}
 	c := testConfig("node-1", 1)
-	c.JobUnit, c.JobMode = "lanleader-job@db.service", JobModeOnce
+	c.JobUnit, c.JobMode = "lanleader-job@db.service", config.JobModeOnce
 	if err := c.Validate(); err != nil {
 		t.Errorf("Validate of a good unit: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/election"
 )
 
@@ -23,6 +24,7 @@ type Local struct {
 	Agents []*Agent // nil while a node is down
 	cfgs   []Config
 	addr   netip.Addr
+	seams  seams
 }
 
 // LocalOptions shape a Local cluster.
@@ -46,6 +48,9 @@ type LocalOptions struct {
 	// StateDir, in quorum mode, holds each node's StateFile,
 	// node-<i+1>.state; empty: none.
 	StateDir string
+	// seams replace parts of the host in every node (the package's
+	// tests).
+	seams seams
 }
 
 // StartLocal starts opt.Nodes agents on 127.0.0.1, each joining the first.
@@ -53,8 +58,8 @@ func StartLocal(opt LocalOptions) (*Local, error) {
 	if opt.Nodes < 1 {
 		return nil, fmt.Errorf("local cluster: %d nodes", opt.Nodes)
 	}
-	l := &Local{Agents: make([]*Agent, opt.Nodes), cfgs: make([]Config, opt.Nodes), addr: netip.MustParseAddr("127.0.0.1")}
-	base := DefaultConfig()
+	l := &Local{Agents: make([]*Agent, opt.Nodes), cfgs: make([]Config, opt.Nodes), addr: netip.MustParseAddr("127.0.0.1"), seams: opt.seams}
+	base := config.DefaultConfig()
 	if opt.Base != nil {
 		opt.Base(&base)
 	}
@@ -65,7 +70,7 @@ func StartLocal(opt LocalOptions) (*Local, error) {
 		if opt.NodeID != nil {
 			c.NodeID = opt.NodeID(i)
 		}
-		c.Priority = DefaultPriority
+		c.Priority = config.DefaultPriority
 		if opt.Priority != nil {
 			c.Priority = opt.Priority(i)
 		}
@@ -74,7 +79,7 @@ func StartLocal(opt LocalOptions) (*Local, error) {
 		}
 		c.Bind = netip.AddrPortFrom(l.addr, 0).String()
 		c.ElectionPort = 0
-		c.Transport = TransportUnicast
+		c.Transport = config.TransportUnicast
 		c.HTTP = ""
 		if opt.HTTP {
 			c.HTTP = netip.AddrPortFrom(l.addr, 0).String()
@@ -103,7 +108,7 @@ func (l *Local) Start(i int) error {
 	if l.Agents[i] != nil {
 		return fmt.Errorf("node %d is running", i+1)
 	}
-	a, err := New(l.cfgs[i])
+	a, err := newAgent(l.cfgs[i], l.seams)
 	if err != nil {
 		return err
 	}

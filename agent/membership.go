@@ -427,8 +427,8 @@ func (a *Agent) checkConflict() {
 		}
 	}
 	now, memory := a.now(), conflictMemory
-	if a.cfg.conflictMemory > 0 {
-		memory = a.cfg.conflictMemory
+	if a.seams.conflictMemory > 0 {
+		memory = a.seams.conflictMemory
 	}
 	for what, at := range l.evidence {
 		if now-at > memory {

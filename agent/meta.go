@@ -153,7 +153,7 @@ func decodeMeta(b []byte) (meta, error) {
 func (a *Agent) setMeta() {
 	b := meta{Proto: wire.Version, Algorithm: a.cfg.Algorithm, NodeID: a.cfg.NodeID,
 		Priority: a.machine.Status().Self.Priority, Election: a.tr.Local, Leaving: a.loop.leaving,
-		Job: a.loop.jobRunning, Role: a.cfg.role(), JobGrace: a.cfg.JobGrace, HasGrace: true}.append(nil)
+		Job: a.loop.jobRunning, Role: a.cfg.ElectionRole(), JobGrace: a.cfg.JobGrace, HasGrace: true}.append(nil)
 	a.del.meta.Store(&b)
 }
 

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/wire"
 )
 
 func TestMetaRoundTrip(t *testing.T) {
 	for _, m := range []meta{
 		{Proto: wire.Version, Algorithm: "bully", NodeID: 7, Priority: 150, Election: netip.MustParseAddrPort("198.18.0.7:7947")},
-		{Proto: wire.Version, Algorithm: "bully", NodeID: MaxNodeID, Priority: 65535, Election: netip.MustParseAddrPort("[fe80::1]:7947"), Leaving: true},
+		{Proto: wire.Version, Algorithm: "bully", NodeID: config.MaxNodeID, Priority: 65535, Election: netip.MustParseAddrPort("[fe80::1]:7947"), Leaving: true},
 		{Proto: wire.Version, Algorithm: "bully", NodeID: 9, Priority: 1, Election: netip.MustParseAddrPort("198.18.0.9:7947"), Job: true},
 		{Proto: wire.Version, Algorithm: "ring", NodeID: 10, Priority: 2, Election: netip.MustParseAddrPort("198.18.0.10:7947")},
 		{Proto: wire.Version, Algorithm: "chang-roberts", NodeID: 11, Priority: 3, Election: netip.MustParseAddrPort("198.18.0.11:7947")},

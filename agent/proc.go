@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 )
 
@@ -74,7 +75,7 @@ func newSupervisor(a *Agent) *proc.Supervisor {
 	cfg := &a.cfg
 	return proc.New(proc.Config{
 		Argv: cfg.Job, Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow,
-		Quorum: cfg.Quorum > 0, NodeID: cfg.NodeID, Name: cfg.Name, Once: cfg.JobMode == JobModeOnce,
+		Quorum: cfg.Quorum > 0, NodeID: cfg.NodeID, Name: cfg.Name, Once: cfg.JobMode == config.JobModeOnce,
 		Unit: cfg.JobUnit, Systemd: a.procs.systemd, EnvFile: jobEnvFile(cfg),
 		Log: a.log, Running: a.met.JobRunning, Restarts: a.met.JobRestarts,
 		// After the loop ended, a.call does nothing.

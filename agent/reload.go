@@ -1,11 +1,11 @@
 package agent
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/election"
 )
@@ -29,47 +29,23 @@ type ReloadStatus struct {
 	Error string `json:"error,omitempty"`
 }
 
-// fixedSettings are the settings a reload cannot change, by flag name:
-// each says whether two configs differ in it.
-var fixedSettings = []struct {
-	name    string
-	differs func(a, b *Config) bool
-}{
-	{"name", func(a, b *Config) bool { return a.Name != b.Name }},
-	{"node-id", func(a, b *Config) bool { return a.NodeID != b.NodeID }},
-	{"cluster", func(a, b *Config) bool { return a.Cluster != b.Cluster }},
-	{"bind", func(a, b *Config) bool { return a.Bind != b.Bind }},
-	{"election-port", func(a, b *Config) bool { return a.ElectionPort != b.ElectionPort }},
-	{"join", func(a, b *Config) bool { return !slices.Equal(a.Join, b.Join) }},
-	{"http", func(a, b *Config) bool { return a.HTTP != b.HTTP }},
-	{"heartbeat", func(a, b *Config) bool { return a.Heartbeat != b.Heartbeat }},
-	{"suspect-after", func(a, b *Config) bool { return a.SuspectAfter != b.SuspectAfter }},
-	{"detector", func(a, b *Config) bool { return a.Detector != b.Detector }},
-	{"algorithm", func(a, b *Config) bool { return a.Algorithm != b.Algorithm }},
-	{"transport", func(a, b *Config) bool { return a.Transport != b.Transport }},
-	{"multicast-group", func(a, b *Config) bool { return a.Group != b.Group }},
-	{"preempt-delay", func(a, b *Config) bool { return a.PreemptDelay != b.PreemptDelay }},
-	{"quorum", func(a, b *Config) bool { return a.Quorum != b.Quorum }},
-	{"lease", func(a, b *Config) bool { return a.Lease != b.Lease }},
-	{"lease-margin", func(a, b *Config) bool { return a.LeaseMargin != b.LeaseMargin }},
-	{"state-file", func(a, b *Config) bool { return a.StateFile != b.StateFile }},
-	{"discover-interval", func(a, b *Config) bool { return a.DiscoverInterval != b.DiscoverInterval }},
-	{"key-file", func(a, b *Config) bool { return !bytes.Equal(a.Key, b.Key) }},
-	{"accept-key-file", func(a, b *Config) bool { return !slices.EqualFunc(a.AcceptKeys, b.AcceptKeys, bytes.Equal) }},
-	{"job", func(a, b *Config) bool { return !slices.Equal(a.Job, b.Job) }},
-	{"job-mode", func(a, b *Config) bool { return a.JobMode != b.JobMode }},
-	{"job-unit", func(a, b *Config) bool { return a.JobUnit != b.JobUnit }},
-	{"role", func(a, b *Config) bool { return a.Role != b.Role }},
-	{"realtime", func(a, b *Config) bool { return a.Realtime != b.Realtime }},
-	{"start-timeout", func(a, b *Config) bool { return a.StartTimeout != b.StartTimeout }},
-	{"log-format", func(a, b *Config) bool {
-		return handlerKind(a) != "" && handlerKind(b) != "" && handlerKind(a) != handlerKind(b)
-	}},
-	{"vip-announce-repeat", func(a, b *Config) bool { return a.VIPAnnounceRepeat != b.VIPAnnounceRepeat }},
-	{"vip-announce-interval", func(a, b *Config) bool { return a.VIPAnnounceInterval != b.VIPAnnounceInterval }},
-	{"vip-announce-delay", func(a, b *Config) bool { return a.VIPAnnounceDelay != b.VIPAnnounceDelay }},
-	{"vip-announce-refresh", func(a, b *Config) bool { return a.VIPAnnounceRefresh != b.VIPAnnounceRefresh }},
-	{"vip-track-link", func(a, b *Config) bool { return a.VIPTrackLink != b.VIPTrackLink }},
+// needRestart are the settings that differ between the running
+// configuration and cfg but keep their running value until a restart
+// (config.Restart). The log's format is told by its handler: a reload
+// cannot change where and how the agent logs.
+func needRestart(running, cfg *Config) []string {
+	var kept []string
+	for i := range config.Settings {
+		s := &config.Settings[i]
+		differs := s.Reload == config.Restart && s.Differs(running, cfg)
+		if s.Flag == "log-format" {
+			differs = handlerKind(running) != "" && handlerKind(cfg) != "" && handlerKind(running) != handlerKind(cfg)
+		}
+		if differs {
+			kept = append(kept, s.Flag)
+		}
+	}
+	return kept
 }
 
 // handlerKind is the type of the log's handler (text or JSON), "" without
@@ -117,12 +93,7 @@ func (a *Agent) reloadFailed(err error) {
 
 // applyReload applies cfg, a valid configuration, on the loop.
 func (a *Agent) applyReload(cfg *Config) {
-	var kept []string
-	for _, f := range fixedSettings {
-		if f.differs(&a.cfg, cfg) {
-			kept = append(kept, f.name)
-		}
-	}
+	kept := needRestart(&a.cfg, cfg)
 	applied := a.reloadProcs(cfg)
 	if a.cfg.LogLevel != nil && cfg.LogLevel != nil && a.cfg.LogLevel.Level() != cfg.LogLevel.Level() {
 		a.cfg.LogLevel.Set(cfg.LogLevel.Level())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
@@ -42,7 +43,7 @@ func TestReload(t *testing.T) {
 		!slices.Equal(r.Applied, []string{"on-leader", "log-level", "priority"}) || !slices.Equal(r.NeedRestart, []string{"cluster", "bind"}) {
 		t.Fatalf("after the reload: priority %d of %d, log level %q, last reload %+v", s.Priority, s.BasePriority, s.LogLevel, r)
 	}
-	if c := a.Config(); c.Bind == "127.0.0.1:1" || c.Cluster != DefaultCluster || c.Priority != 90 || c.OnLeader != next.OnLeader {
+	if c := a.Config(); c.Bind == "127.0.0.1:1" || c.Cluster != config.DefaultCluster || c.Priority != 90 || c.OnLeader != next.OnLeader {
 		t.Errorf("config after the reload: bind %s cluster %s priority %d on-leader %q", c.Bind, c.Cluster, c.Priority, c.OnLeader)
 	}
 	if !slices.ContainsFunc(strings.Split(l.logs.String(), "\n"), func(line string) bool {
@@ -101,7 +102,7 @@ func TestReloadChecks(t *testing.T) {
 		return a.Status().State == "leader", a.Status().State
 	})
 	next := a.Config()
-	next.Checks, next.CheckInterval, next.CheckWeight = []Check{{Command: "exit 1"}, {Command: "true"}}, MinCheckInterval, 30
+	next.Checks, next.CheckInterval, next.CheckWeight = []Check{{Command: "exit 1"}, {Command: "true"}}, config.MinCheckInterval, 30
 	if err := a.Reload(func() (Config, error) { return next, nil }); err != nil {
 		t.Fatal(err)
 	}

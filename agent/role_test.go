@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -45,7 +46,7 @@ func TestMetaRole(t *testing.T) {
 func TestRoleConfig(t *testing.T) {
 	c := testConfig("w", 1)
 	c.Role = "witness"
-	var se *SettingError
+	var se *config.SettingError
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "role: a witness only votes in quorum mode") {
 		t.Errorf("witness without quorum: %v", err)
 	}

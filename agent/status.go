@@ -9,8 +9,15 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent/part"
+	"github.com/lanleader/lanleader/agent/part/trackfile"
 	"github.com/lanleader/lanleader/metrics"
 )
+
+// TrackFileStatus is one track file in /status.
+type TrackFileStatus = trackfile.Status
+
+// TrackFileEvery is how often the track files are stat'ed.
+const TrackFileEvery = trackfile.Every
 
 // Status is the /status document. The fields of the contract (name …
 // members, as in the README) stay; fields may be added after them.
@@ -99,7 +106,7 @@ func (a *Agent) publish() {
 		Term: st.Term, LeaderID: st.Leader, LeaderName: a.nameOf(st.Leader), Algorithm: a.cfg.Algorithm,
 		Members: make([]Member, 0, len(l.members)), Cluster: a.cfg.Cluster, Transport: a.cfg.Transport,
 		GossipAddr: a.gossip.String(), ElectionAddr: a.tr.Local.String(), Version: a.cfg.Version,
-		Role: a.cfg.role().String(),
+		Role: a.cfg.ElectionRole().String(),
 	}
 	if len(l.conflict) > 0 {
 		s.Conflict = slices.Clone(l.conflict)
@@ -171,5 +178,5 @@ func (a *Agent) Status() Status {
 	}
 	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, BasePriority: a.cfg.Priority, State: "starting",
 		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{},
-		Role: a.cfg.role().String()}
+		Role: a.cfg.ElectionRole().String()}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/election"
 )
 
@@ -49,7 +50,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 			a.setMeta()
 			a.log.Info("leaving")
 		})
-		timeout := DefaultLeaveTimeout
+		timeout := config.DefaultLeaveTimeout
 		if d, ok := ctx.Deadline(); ok {
 			timeout = min(timeout, time.Until(d))
 		}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
@@ -66,7 +67,7 @@ func TestHostilePackets(t *testing.T) {
 	ag := waitLeader(t, l, electBound, 1)
 	victim := l.Agents[0] // the follower
 	to := victim.ElectionAddr()
-	cluster := wire.ClusterID(DefaultCluster)
+	cluster := wire.ClusterID(config.DefaultCluster)
 	// A claim that would win every election if it were accepted.
 	claim := wire.Message{Type: wire.TypeCoordinator, Cluster: cluster, From: 99, Priority: 65535, Term: ag.Term + 5}
 	s := newSender(t)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/vip"
 	"github.com/lanleader/lanleader/election"
@@ -54,13 +55,8 @@ import (
 // Acquire and Release are netlink calls, fast enough for the loop; the
 // announcements after the first are sent by the vip.Manager's goroutine.
 
-// VIP is one virtual address (Config.VIPs): an address with its prefix
-// length, and its interface ("" until Start sets the bind address's).
-type VIP = vip.Addr
-
-// ParseVIP parses --vip's form, ADDR/PREFIX[,dev=IFACE]; the error says
-// what is wrong, not the flag.
-func ParseVIP(s string) (VIP, error) { return vip.Parse(s) }
+// VIP is one virtual address (Config.VIPs).
+type VIP = config.VIP
 
 // addrHolder holds the addresses: a *vip.Manager, or a test's fake.
 type addrHolder interface {

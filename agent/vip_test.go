@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/vip"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
@@ -186,9 +187,8 @@ func startVIPAgent(t *testing.T, s *agentSet, i int, cfg Config, f *fakeVIPs) *A
 // address's interface does; the fakes need none). "": as configured.
 func startVIPAgentOn(t *testing.T, s *agentSet, i int, cfg Config, f *fakeVIPs, dev string) *Agent {
 	t.Helper()
-	cfg.vipDrv, cfg.linkWatch = f.driver(), f.watch
 	cfg.Logger = loggerTo(s.logs, i)
-	a, err := New(cfg)
+	a, err := newAgent(cfg, seams{vipDrv: f.driver(), linkWatch: f.watch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,8 +263,8 @@ func TestVIPLeadThenStop(t *testing.T) {
 	if got := f.cfg.Addrs; len(got) != 1 || got[0].Prefix != testVIP.Prefix || got[0].Dev != "lo" {
 		t.Errorf("the holder's addresses %v, want %v on lo (the bind address's interface)", got, testVIP.Prefix)
 	}
-	if c := f.cfg.Announce; c.Repeat != DefaultVIPAnnounceRepeat || c.Interval != DefaultVIPAnnounceInterval ||
-		c.Delay != DefaultVIPAnnounceDelay || c.Refresh != DefaultVIPAnnounceRefresh {
+	if c := f.cfg.Announce; c.Repeat != config.DefaultVIPAnnounceRepeat || c.Interval != config.DefaultVIPAnnounceInterval ||
+		c.Delay != config.DefaultVIPAnnounceDelay || c.Refresh != config.DefaultVIPAnnounceRefresh {
 		t.Errorf("announce %+v, want the defaults", c)
 	}
 	st := a.Status()
@@ -344,7 +344,7 @@ func TestVIPStaleClaimReannounces(t *testing.T) {
 	a := startVIPAgent(t, s, 0, cfg, f)
 	waitState(t, a, "leader")
 	term := a.Status().Term
-	stale := wire.Message{Type: wire.TypeHeartbeat, From: 3, Priority: DefaultPriority, Term: term - 1}
+	stale := wire.Message{Type: wire.TypeHeartbeat, From: 3, Priority: config.DefaultPriority, Term: term - 1}
 	from := len(rec.all())
 	a.call(func() { a.onPacket(packet{msg: stale, at: a.now()}) })
 	if i := index(rec.all(), from, "node-5", "reannounce"); i >= 0 {
@@ -381,7 +381,7 @@ func TestVIPStaleClaimThenLoss(t *testing.T) {
 	f := &fakeVIPs{rec: rec}
 	a := startVIPAgent(t, s, 0, vipConfig("node-5", 5, false), f)
 	waitState(t, a, "leader")
-	stale := wire.Message{Type: wire.TypeHeartbeat, From: 3, Priority: DefaultPriority, Term: a.Status().Term - 1}
+	stale := wire.Message{Type: wire.TypeHeartbeat, From: 3, Priority: config.DefaultPriority, Term: a.Status().Term - 1}
 	from := len(rec.all())
 	a.call(func() {
 		a.onPacket(packet{msg: stale, at: a.now()})
@@ -461,7 +461,7 @@ func TestVIPStartRemovesAndProbes(t *testing.T) {
 // Validate: the virtual addresses and their announcements.
 func TestValidateVIPs(t *testing.T) {
 	ok := func() Config {
-		c := DefaultConfig()
+		c := config.DefaultConfig()
 		c.Name, c.NodeID, c.Bind, c.Logger = "a", 1, "198.18.0.1:7946", quiet()
 		c.VIPs = []VIP{{Prefix: netip.MustParsePrefix("198.18.0.100/24")}, {Prefix: netip.MustParsePrefix("198.18.0.101/24"), Dev: "lo"}}
 		return c
@@ -474,7 +474,7 @@ func TestValidateVIPs(t *testing.T) {
 		name    string
 		edit    func(*Config)
 		want    string
-		setting bool // a *SettingError of vip…
+		setting bool // a *config.SettingError of vip…
 	}{
 		{"no prefix", func(c *Config) { c.VIPs = []VIP{{}} }, `vip: "invalid Prefix" is not an address with a prefix length`, true},
 		{"loopback", func(c *Config) { c.VIPs = []VIP{{Prefix: p("127.0.0.5/8")}} }, "vip: 127.0.0.5/8 is not a unicast address that hosts can share", true},
@@ -501,13 +501,13 @@ func TestValidateVIPs(t *testing.T) {
 		}
 		var found bool
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-			var se *SettingError
+			var se *config.SettingError
 			if errors.As(e, &se) && strings.HasPrefix(se.Setting, "vip") {
 				found = true
 			}
 		}
 		if found != tc.setting {
-			t.Errorf("%s: a SettingError: %v, want %v (%v)", tc.name, found, tc.setting, err)
+			t.Errorf("%s: a config.SettingError: %v, want %v (%v)", tc.name, found, tc.setting, err)
 		}
 	}
 	// 0 is none for the announcements' durations.

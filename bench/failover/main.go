@@ -76,6 +76,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/bench/internal/lists"
 	"github.com/lanleader/lanleader/bench/internal/machine"
 	"github.com/lanleader/lanleader/bench/internal/stats"
@@ -114,7 +115,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.trials, "trials", 20, "take-downs per heartbeat and mode, at least 1")
 	hbs := fs.String("heartbeat", "100ms,10ms", "comma-separated heartbeat intervals")
 	modes := fs.String("mode", "crash,graceful", "comma-separated modes: crash, graceful")
-	fs.StringVar(&o.detector, "detector", agent.DetectorFixed, "failure detector: fixed or phi")
+	fs.StringVar(&o.detector, "detector", config.DetectorFixed, "failure detector: fixed or phi")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random take-down phase")
 	fs.BoolVar(&o.json, "json", false, "one JSON object per heartbeat and mode, with every sample")
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
@@ -134,7 +135,7 @@ func parseFlags(args []string) (options, error) {
 	if o.modes, err = lists.Modes("-mode", *modes); err != nil {
 		return o, err
 	}
-	if o.detector != agent.DetectorFixed && o.detector != agent.DetectorPhi {
+	if o.detector != config.DetectorFixed && o.detector != config.DetectorPhi {
 		return o, fmt.Errorf("-detector: %q is not fixed or phi", o.detector)
 	}
 	return o, nil
@@ -194,7 +195,7 @@ func measure(o options, hb time.Duration, mode string, rng *rand.Rand, stderr io
 		c.Heartbeat, c.Detector = hb, o.detector
 		c.DeriveTimeouts()
 	}
-	r := result{Heartbeat: hb, SuspectAfter: agent.DefaultSuspectAfter(hb), Mode: mode}
+	r := result{Heartbeat: hb, SuspectAfter: config.DefaultSuspectAfter(hb), Mode: mode}
 	fail := func(format string, args ...any) {
 		r.Failures = append(r.Failures, fmt.Sprintf(format, args...))
 	}

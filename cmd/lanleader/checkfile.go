@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // The checks of the config file: `checks:` is a list whose items are a
@@ -120,9 +121,9 @@ func setCheckField(c *agent.Check, field string, v *yaml.Node) error {
 			c.Timeout = d
 		}
 	case "rise", "fall":
-		r := agent.Range{Min: 1, Max: agent.MaxCheckRiseFall}
+		r := config.Range{Min: 1, Max: config.MaxCheckRiseFall}
 		n, err := strconv.Atoi(v.Value)
-		if err != nil || n < 1 || n > agent.MaxCheckRiseFall {
+		if err != nil || n < 1 || n > config.MaxCheckRiseFall {
 			return r.OutOfRange(strconv.Quote(v.Value))
 		}
 		if field == "rise" {
@@ -148,7 +149,7 @@ func setWeight(c *agent.Check, v string) error {
 	case n < 0:
 		return fmt.Errorf("%d is negative: a failing check takes its weight off the priority, so keepalived's weight %d is %d here (0: fault)", n, n, -n)
 	case n > 65535:
-		return (agent.Range{Min: 0, Max: 65535}).OutOfRange(v)
+		return (config.Range{Min: 0, Max: 65535}).OutOfRange(v)
 	}
 	c.Weight, c.Fault = n, n == 0
 	return nil
@@ -162,7 +163,7 @@ func forgetChecks(where map[string]string) {
 // byFlag is the option of the flag named.
 func byFlag(flag string) option {
 	for _, o := range runOptions {
-		if o.flag == flag {
+		if o.Flag == flag {
 			return o
 		}
 	}
@@ -173,8 +174,8 @@ func byFlag(flag string) option {
 // key, or a check's field as it is (checks[2].timeout).
 func settingKey(setting string) string {
 	for _, o := range runOptions {
-		if o.flag == setting {
-			return o.key()
+		if o.Flag == setting {
+			return o.Key
 		}
 	}
 	return setting

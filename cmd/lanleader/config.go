@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/netip"
 	"os"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // runUsage is what `lanleader run -h` prints, the manual of run.txt. Every
@@ -26,260 +27,201 @@ import (
 var runUsage string
 
 // settings are what the flags and the config file of `lanleader run` set:
-// the agent's Config, and the format and level of its log.
+// the agent's Config, and the format and level of its log (config.Run).
 type settings struct {
-	agent.Config
-	LogFormat, LogLevel string
+	config.Run
 	// defaults are what a setting given as 0 (or a name given as "")
 	// stands for, as the manual says.
-	defaults agent.Config
+	defaults config.Run
 }
 
 // newSettings are the defaults, before the file and the flags:
-// agent.DefaultConfig, with the settings whose default follows others at
+// config.DefaultConfig, with the settings whose default follows others at
 // 0, "follow them" (see config).
 func newSettings() *settings {
-	d := agent.DefaultConfig()
+	d := config.DefaultConfig()
 	d.SuspectAfter, d.Lease, d.LeaseMargin, d.ElectionPort = 0, 0, 0, 0
-	return &settings{Config: d, LogFormat: "text", LogLevel: "info", defaults: d}
+	r := config.Run{Config: d, LogFormat: "text", LogLevel: "info"}
+	return &settings{Run: r, defaults: r}
 }
 
 // config is the agent's Config that s stands for. The settings whose
 // default follows others, left out or given as 0, get it here, from the
 // values given: suspect-after (three heartbeats), lease and lease-margin
-// in quorum mode (agent.DefaultLease, agent.DefaultLeaseMargin), and
+// in quorum mode (config.DefaultLease, config.DefaultLeaseMargin), and
 // election-port (7947, or a free port too with --bind port 0).
 func (s *settings) config() agent.Config {
 	c := s.Config
-	c.SuspectAfter = cmp.Or(c.SuspectAfter, agent.DefaultSuspectAfter(c.Heartbeat))
+	c.SuspectAfter = cmp.Or(c.SuspectAfter, config.DefaultSuspectAfter(c.Heartbeat))
 	if c.Quorum > 0 {
-		c.Lease = cmp.Or(c.Lease, agent.DefaultLease(c.Heartbeat, c.SuspectAfter))
-		c.LeaseMargin = cmp.Or(c.LeaseMargin, agent.DefaultLeaseMargin(c.Lease))
+		c.Lease = cmp.Or(c.Lease, config.DefaultLease(c.Heartbeat, c.SuspectAfter))
+		c.LeaseMargin = cmp.Or(c.LeaseMargin, config.DefaultLeaseMargin(c.Lease))
 	}
 	if c.ElectionPort == 0 && !strings.HasSuffix(c.Bind, ":0") {
-		c.ElectionPort = agent.DefaultElectionPort
+		c.ElectionPort = config.DefaultElectionPort
 	}
 	return c
 }
 
-// kind is the syntax of an option's value. Parsing checks the syntax
-// only; agent.Config.Validate checks ranges, names and how values relate.
-type kind int
+// option is one setting of `lanleader run` (config.Settings): the flag
+// --Flag and the YAML key Key.
+type option struct{ *config.Setting }
 
-const (
-	text          kind = iota // a string, as given
-	textOrDefault             // a string; "" is the default
-	name                      // one of names[flag]; a setting of the log, not of the agent
-	integer                   // a decimal integer (agent.IntRange when it does not fit the field)
-	duration                  // a duration with a unit, 0 (the default) or more
-	durationOrOff             // a duration with a unit, 0 or more; 0 is none, not the default
-	anyDuration               // a duration, negative too
-	boolean                   // true or false (yes, no, on, off); the flag alone is true
-	ipPort                    // IP[:PORT]
-	hostPortOrOff             // HOST:PORT, or "off" or "" for none
-	multicastIP               // a multicast address
-	keyFile                   // the path of a key, read at once
-	stateFile                 // the path of a state file, read at once
-	addrList                  // addresses, comma-separated; the flag may be repeated; a list in the file
-	checkList                 // a check's shell command each time the flag is given; in the file a list of commands or of mappings (checkfile.go)
-	fileList                  // a file each time the flag is given; a list in the file
-	vipAddr                   // a virtual address, ADDR/PREFIX[,dev=IFACE], each time the flag is given; a list in the file
-	argv                      // the job's command line: no flag (it goes after --); in the file a list, or a string for /bin/sh -c
-)
-
-// names are the values a setting of kind name may have.
-var names = map[string][]string{
-	"log-format": {"text", "json"},
-	"log-level":  {"debug", "info", "warn", "error"},
-}
-
-// option is one setting of `lanleader run`: the flag --flag and the YAML
-// key flag with '-' replaced by '_'.
-type option struct {
-	flag  string
-	field string // of settings
-	kind  kind
-}
-
-// listKeys are the YAML keys of the options whose key is the plural of
-// their repeatable flag.
-var listKeys = map[string]string{"check": "checks", "track-file": "track_files"}
+// runOptions are the options of `lanleader run`, but --config: the
+// settings table's. A new one needs a field of config.Config (and its
+// check in Validate), a row of config.Settings, a line in run.txt and
+// tests in config_test.go.
+var runOptions = func() []option {
+	opts := make([]option, len(config.Settings))
+	for i := range config.Settings {
+		opts[i] = option{&config.Settings[i]}
+	}
+	return opts
+}()
 
 // keyAliases are the older YAML keys still read: key → flag.
 var keyAliases = map[string]string{"check": "check"}
-
-// key is the option's YAML key.
-func (o option) key() string {
-	if k, ok := listKeys[o.flag]; ok {
-		return k
-	}
-	return strings.ReplaceAll(o.flag, "-", "_")
-}
-
-// isFlag says whether the option is also a flag (all but the job).
-func (o option) isFlag() bool { return o.kind != argv }
-
-// runOptions are the options of `lanleader run`, but --config. A new one
-// needs a field of agent.Config (and its check in Validate), a line in
-// run.txt and tests in config_test.go.
-var runOptions = []option{
-	{"name", "Name", textOrDefault},
-	{"node-id", "NodeID", integer},
-	{"priority", "Priority", integer},
-	{"cluster", "Cluster", textOrDefault},
-	{"bind", "Bind", ipPort},
-	{"election-port", "ElectionPort", integer},
-	{"join", "Join", addrList},
-	{"http", "HTTP", hostPortOrOff},
-	{"heartbeat", "Heartbeat", duration},
-	{"suspect-after", "SuspectAfter", duration},
-	{"detector", "Detector", text},
-	{"key-file", "Key", keyFile},
-	{"accept-key-file", "AcceptKeys", keyFile},
-	{"algorithm", "Algorithm", text},
-	{"role", "Role", text},
-	{"transport", "Transport", text},
-	{"multicast-group", "Group", multicastIP},
-	{"preempt", "Preempt", boolean},
-	{"preempt-delay", "PreemptDelay", duration},
-	{"quorum", "Quorum", integer},
-	{"lease", "Lease", duration},
-	{"lease-margin", "LeaseMargin", duration},
-	{"state-file", "StateFile", stateFile},
-	{"discover-interval", "DiscoverInterval", anyDuration},
-	{"job", "Job", argv},
-	{"job-grace", "JobGrace", duration},
-	{"takeover-wait", "TakeoverWait", duration},
-	{"job-max-failures", "JobMaxFailures", integer},
-	{"job-failure-window", "JobFailureWindow", duration},
-	{"job-mode", "JobMode", text},
-	{"job-unit", "JobUnit", text},
-	{"on-leader", "OnLeader", text},
-	{"on-follower", "OnFollower", text},
-	{"on-change", "OnChange", text},
-	{"hook-timeout", "HookTimeout", duration},
-	{"check", "Checks", checkList},
-	{"check-interval", "CheckInterval", duration},
-	{"check-timeout", "CheckTimeout", duration},
-	{"check-rise", "CheckRise", integer},
-	{"check-fall", "CheckFall", integer},
-	{"check-weight", "CheckWeight", integer},
-	{"track-file", "TrackFiles", fileList},
-	{"vip", "VIPs", vipAddr},
-	{"vip-announce-repeat", "VIPAnnounceRepeat", integer},
-	{"vip-announce-interval", "VIPAnnounceInterval", durationOrOff},
-	{"vip-announce-delay", "VIPAnnounceDelay", durationOrOff},
-	{"vip-announce-refresh", "VIPAnnounceRefresh", durationOrOff},
-	{"vip-track-link", "VIPTrackLink", boolean},
-	{"start-timeout", "StartTimeout", durationOrOff},
-	{"realtime", "Realtime", boolean},
-	{"log-format", "LogFormat", name},
-	{"log-level", "LogLevel", name},
-}
 
 // set parses v, the text of a flag or of a YAML scalar, into o's field of
 // s; a list adds v to its items. Its error names the value but not the
 // option: the caller says which flag or key.
 func (o option) set(s *settings, v string) error {
-	f := reflect.ValueOf(s).Elem().FieldByName(o.field)
-	def := reflect.ValueOf(&s.defaults).Elem().FieldByName(o.field)
-	switch o.kind {
-	case text, textOrDefault, name:
-		if v == "" && o.kind == textOrDefault {
-			v = def.String()
+	p := o.Ptr(&s.Run)
+	switch o.Kind {
+	case config.KindText, config.KindTextOrDefault, config.KindName:
+		if v == "" && o.Kind == config.KindTextOrDefault {
+			v = *o.Ptr(&s.defaults).(*string)
 		}
-		f.SetString(v)
-		if o.kind == name {
-			return oneOf(v, names[o.flag]...)
+		*p.(*string) = v
+		if o.Kind == config.KindName {
+			return oneOf(v, o.Names...)
 		}
-	case integer:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return fmt.Errorf("%q is not an integer", v)
-		}
-		if err != nil || f.CanInt() && f.OverflowInt(n) || f.CanUint() && (n < 0 || f.OverflowUint(uint64(n))) {
-			r, _ := agent.IntRange(o.flag)
-			return r.OutOfRange(v)
-		}
-		if f.CanInt() {
-			f.SetInt(n)
-		} else {
-			f.SetUint(uint64(n))
-		}
-	case duration, anyDuration, durationOrOff:
+	case config.KindInteger:
+		return o.setInteger(p, v)
+	case config.KindDuration, config.KindAnyDuration, config.KindDurationOrOff:
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			return fmt.Errorf("%q is not a duration (like 100ms or 2s)", v)
 		}
-		if d < 0 && o.kind == duration {
+		if d < 0 && o.Kind == config.KindDuration {
 			return fmt.Errorf("%s is negative; want 0 (the default) or more", v)
 		}
-		if d < 0 && o.kind == durationOrOff {
+		if d < 0 && o.Kind == config.KindDurationOrOff {
 			return fmt.Errorf("%s is negative; want 0 (none) or more", v)
 		}
-		if o.kind == durationOrOff {
-			f.SetInt(int64(d))
-			break
+		if o.Kind != config.KindDurationOrOff {
+			d = cmp.Or(d, *o.Ptr(&s.defaults).(*time.Duration))
 		}
-		f.SetInt(cmp.Or(int64(d), def.Int()))
-	case boolean:
+		*p.(*time.Duration) = d
+	case config.KindBoolean:
 		b, err := parseBool(v)
-		f.SetBool(b)
+		*p.(*bool) = b
 		return err
-	case ipPort:
-		if _, err := (&agent.Config{Bind: v}).BindAddrPort(); err != nil {
+	case config.KindIPPort:
+		if _, err := (&config.Config{Bind: v}).BindAddrPort(); err != nil {
 			return fmt.Errorf("%q is not an IP address with an optional port (like 198.18.0.1 or 198.18.0.1:7946)", v)
 		}
-		f.SetString(v)
-	case hostPortOrOff:
+		*p.(*string) = v
+	case config.KindHostPortOrOff:
 		if v == "off" {
 			v = ""
 		}
-		f.SetString(v)
-	case multicastIP:
+		*p.(*string) = v
+	case config.KindMulticastIP:
 		a, err := netip.ParseAddr(v)
 		if err != nil {
 			return fmt.Errorf("%q is not an IP address", v)
 		}
 		if !a.IsMulticast() {
-			return fmt.Errorf("%s is not a multicast address (like %s or %s)", v, agent.DefaultGroup4, agent.DefaultGroup6)
+			return fmt.Errorf("%s is not a multicast address (like %s or %s)", v, config.DefaultGroup4, config.DefaultGroup6)
 		}
-		f.Set(reflect.ValueOf(a))
-	case keyFile:
-		return s.setKey(o.field, v)
-	case stateFile:
-		f.SetString(v)
+		*p.(*netip.Addr) = a
+	case config.KindKeyFile:
+		return setKey(p, v)
+	case config.KindStateFile:
+		*p.(*string) = v
 		if v != "" {
 			_, err := agent.LoadVotedTerm(v)
 			return err
 		}
-	case addrList:
+	default:
+		return o.addItem(p, v)
+	}
+	return nil
+}
+
+// setInteger parses v into the integer field p, within the setting's
+// range's type: a number too large for the field is out of range.
+func (o option) setInteger(p any, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("%q is not an integer", v)
+	}
+	fits := err == nil
+	switch p.(type) {
+	case *uint16:
+		fits = fits && n >= 0 && n <= math.MaxUint16
+	case *uint64:
+		fits = fits && n >= 0
+	}
+	if !fits {
+		return o.Range.OutOfRange(v)
+	}
+	switch p := p.(type) {
+	case *int:
+		*p = int(n)
+	case *uint16:
+		*p = uint16(n)
+	case *uint64:
+		*p = uint64(n)
+	}
+	return nil
+}
+
+// addItem adds v to the list field p: addresses (comma-separated), files,
+// the job's words, checks or virtual addresses.
+func (o option) addItem(p any, v string) error {
+	switch o.Kind {
+	case config.KindAddrList:
 		if v == "" {
-			break // an empty list
+			return nil // an empty list
 		}
 		for a := range strings.SplitSeq(v, ",") {
 			if a = strings.TrimSpace(a); a == "" {
 				return fmt.Errorf("empty address in %q", v)
 			}
-			f.Set(reflect.Append(f, reflect.ValueOf(a)))
+			*p.(*[]string) = append(*p.(*[]string), a)
 		}
-	case fileList, argv:
-		f.Set(reflect.Append(f, reflect.ValueOf(v)))
-	case checkList:
-		f.Set(reflect.Append(f, reflect.ValueOf(agent.Check{Command: v})))
-	case vipAddr:
-		a, err := agent.ParseVIP(v)
+	case config.KindFileList, config.KindArgv:
+		*p.(*[]string) = append(*p.(*[]string), v)
+	case config.KindCheckList:
+		*p.(*[]agent.Check) = append(*p.(*[]agent.Check), agent.Check{Command: v})
+	case config.KindVIPAddr:
+		a, err := config.ParseVIP(v)
 		if err != nil {
 			return errors.New(strings.TrimPrefix(err.Error(), "vip: "))
 		}
-		f.Set(reflect.Append(f, reflect.ValueOf(a)))
+		*p.(*[]config.VIP) = append(*p.(*[]config.VIP), a)
 	}
 	return nil
 }
 
-// setKey reads the key of the file at path ("": none) into Key, or as the
-// one older key of AcceptKeys.
-func (s *settings) setKey(field, path string) error {
+// clearList empties the list field of o in s: a list given again (by the
+// flags over the file, or a file's list) starts afresh.
+func (o option) clearList(s *settings) {
+	switch p := o.Ptr(&s.Run).(type) {
+	case *[]string:
+		*p = nil
+	case *[]agent.Check:
+		*p = nil
+	case *[]config.VIP:
+		*p = nil
+	}
+}
+
+// setKey reads the key of the file at path ("": none) into p: Key, or
+// AcceptKeys as its one older key.
+func setKey(p any, path string) error {
 	var key []byte
 	if path != "" {
 		var err error
@@ -287,10 +229,14 @@ func (s *settings) setKey(field, path string) error {
 			return err
 		}
 	}
-	if field == "Key" {
-		s.Key = key
-	} else if s.AcceptKeys = nil; key != nil {
-		s.AcceptKeys = [][]byte{key}
+	switch p := p.(type) {
+	case *[]byte:
+		*p = key
+	case *[][]byte:
+		*p = nil
+		if key != nil {
+			*p = [][]byte{key}
+		}
 	}
 	return nil
 }
@@ -381,7 +327,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 func attribute(err error, where map[string]string) error {
 	errs := slices.Clone(unjoin(err))
 	for i, e := range errs {
-		var se *agent.SettingError
+		var se *config.SettingError
 		if !errors.As(e, &se) {
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // defaultRunConfig is the Config of `lanleader run` with no argument,
@@ -30,7 +31,7 @@ func defaultRunConfig(t *testing.T) agent.Config {
 	}
 	return agent.Config{
 		Name:             host,
-		NodeID:           agent.DefaultNodeID(),
+		NodeID:           config.DefaultNodeID(),
 		Priority:         100,
 		Cluster:          "lanleader",
 		Bind:             "0.0.0.0:7946",
@@ -70,7 +71,7 @@ func defaultRunConfig(t *testing.T) agent.Config {
 // vipOf is the parse of the flag's form s, which must be good.
 func vipOf(t *testing.T, s string) agent.VIP {
 	t.Helper()
-	v, err := agent.ParseVIP(s)
+	v, err := config.ParseVIP(s)
 	if err != nil {
 		t.Fatalf("ParseVIP(%q): %v", s, err)
 	}
@@ -166,7 +167,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--name", "host-b"}, func(c *agent.Config) { c.Name = "host-b" }},
 		{[]string{"-name=host-c"}, func(c *agent.Config) { c.Name = "host-c" }},
 		{[]string{"--node-id", "42"}, func(c *agent.Config) { c.NodeID = 42 }},
-		{[]string{"--node-id=9007199254740991"}, func(c *agent.Config) { c.NodeID = agent.MaxNodeID }},
+		{[]string{"--node-id=9007199254740991"}, func(c *agent.Config) { c.NodeID = config.MaxNodeID }},
 		{[]string{"--priority", "150"}, func(c *agent.Config) { c.Priority = 150 }},
 		{[]string{"-priority", "65535"}, func(c *agent.Config) { c.Priority = 65535 }},
 		{[]string{"--priority", "1"}, func(c *agent.Config) { c.Priority = 1 }},
@@ -214,7 +215,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--job-max-failures", "2"}, func(c *agent.Config) { c.JobMaxFailures = 2 }},
 		{[]string{"--job-max-failures", "0"}, func(c *agent.Config) { c.JobMaxFailures = 0 }}, // never
 		{[]string{"--job-failure-window", "5m"}, func(c *agent.Config) { c.JobFailureWindow = 5 * time.Minute }},
-		{[]string{"--job-mode", "once"}, func(c *agent.Config) { c.JobMode = agent.JobModeOnce }},
+		{[]string{"--job-mode", "once"}, func(c *agent.Config) { c.JobMode = config.JobModeOnce }},
 		{[]string{"--job-unit=lanleader-job-db.service"}, func(c *agent.Config) { c.JobUnit = "lanleader-job-db.service" }},
 		{[]string{"--on-leader", "ip addr add 198.18.0.100/24 dev eth0"}, func(c *agent.Config) { c.OnLeader = "ip addr add 198.18.0.100/24 dev eth0" }},
 		{[]string{"--on-follower", "logger follower"}, func(c *agent.Config) { c.OnFollower = "logger follower" }},
@@ -283,8 +284,8 @@ func TestParseRunConfigFlags(t *testing.T) {
 	}
 	covered["vip"] = true // above, or left out until ParseVIP parses
 	for _, o := range runOptions {
-		if o.isFlag() && !covered[o.flag] {
-			t.Errorf("no case sets --%s", o.flag)
+		if o.IsFlag() && !covered[o.Flag] {
+			t.Errorf("no case sets --%s", o.Flag)
 		}
 	}
 }
@@ -398,8 +399,8 @@ realtime: true
 
 func TestParseRunConfigFile(t *testing.T) {
 	for _, o := range runOptions {
-		if !strings.Contains(allKeysFile, "\n"+o.key()+":") {
-			t.Errorf("allKeysFile does not set %s", o.key())
+		if !strings.Contains(allKeysFile, "\n"+o.Key+":") {
+			t.Errorf("allKeysFile does not set %s", o.Key)
 		}
 	}
 	stateFile := filepath.Join(t.TempDir(), "state")
@@ -434,7 +435,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		TakeoverWait:     5 * time.Second,
 		JobMaxFailures:   0, // never
 		JobFailureWindow: 2 * time.Minute,
-		JobMode:          agent.JobModeOnce,
+		JobMode:          config.JobModeOnce,
 		OnLeader:         "echo leader",
 		OnFollower:       "echo follower",
 		OnChange:         "echo change",
@@ -820,22 +821,22 @@ func TestRunUsage(t *testing.T) {
 	})
 	// The defaults it states are agent's.
 	for _, s := range []string{
-		"Default " + fmt.Sprint(agent.DefaultPriority) + ".",
-		"Default " + agent.DefaultCluster + ".",
-		fmt.Sprintf("Default 0.0.0.0:%d", agent.DefaultGossipPort),
-		fmt.Sprintf("Default %d.", agent.DefaultElectionPort),
-		"Default " + agent.DefaultHTTP + " ",
-		"Default " + agent.DefaultHeartbeat.String() + ".",
-		"(" + (3 * agent.DefaultHeartbeat).String() + ")",
-		"Default " + agent.DefaultDiscoverInterval.String() + ".",
-		"Default " + agent.DefaultGroup4.String() + ", or " + agent.DefaultGroup6.String(),
-		fmt.Sprint(uint64(agent.MaxNodeID)),
-		"Default " + agent.DetectorFixed + ".",
-		"Default " + agent.TransportMulticast + ".",
-		fmt.Sprintf("Default %d.", agent.DefaultVIPAnnounceRepeat),
-		"Default " + agent.DefaultVIPAnnounceInterval.String() + ".",
-		"Default " + agent.DefaultVIPAnnounceDelay.String() + ".",
-		"Default 1m.", // agent.DefaultVIPAnnounceRefresh is 1m0s
+		"Default " + fmt.Sprint(config.DefaultPriority) + ".",
+		"Default " + config.DefaultCluster + ".",
+		fmt.Sprintf("Default 0.0.0.0:%d", config.DefaultGossipPort),
+		fmt.Sprintf("Default %d.", config.DefaultElectionPort),
+		"Default " + config.DefaultHTTP + " ",
+		"Default " + config.DefaultHeartbeat.String() + ".",
+		"(" + (3 * config.DefaultHeartbeat).String() + ")",
+		"Default " + config.DefaultDiscoverInterval.String() + ".",
+		"Default " + config.DefaultGroup4.String() + ", or " + config.DefaultGroup6.String(),
+		fmt.Sprint(uint64(config.MaxNodeID)),
+		"Default " + config.DetectorFixed + ".",
+		"Default " + config.TransportMulticast + ".",
+		fmt.Sprintf("Default %d.", config.DefaultVIPAnnounceRepeat),
+		"Default " + config.DefaultVIPAnnounceInterval.String() + ".",
+		"Default " + config.DefaultVIPAnnounceDelay.String() + ".",
+		"Default 1m.", // config.DefaultVIPAnnounceRefresh is 1m0s
 	} {
 		if !strings.Contains(runUsage, s) {
 			t.Errorf("runUsage does not say %q", s)

@@ -8,13 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // loadConfigFile applies the YAML file at path to s. The file is one
@@ -44,7 +43,7 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	byKey := map[string]option{}
 	keys := make([]string, len(runOptions))
 	for i, o := range runOptions {
-		byKey[o.key()], keys[i] = o, o.key()
+		byKey[o.Key], keys[i] = o, o.Key
 	}
 	for k, flag := range keyAliases {
 		byKey[k] = byFlag(flag)
@@ -61,7 +60,12 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	for i := 0; i < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		o, known := byKey[k.Value]
-		switch first, again := seen[o.flag]; {
+		var first int
+		var again bool
+		if known {
+			first, again = seen[o.Flag]
+		}
+		switch {
 		case !known:
 			msg := fmt.Sprintf("line %d: unknown key %q", k.Line, k.Value)
 			if s := suggest(k.Value, keys); s != "" {
@@ -70,18 +74,18 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 			wrong = append(wrong, msg)
 		case again:
 			wrong = append(wrong, fmt.Sprintf("line %d: key %q given twice (first at line %d)", k.Line, k.Value, first))
-		case o.kind == checkList:
+		case o.Kind == config.KindCheckList:
 			if err := setChecks(s, v, k.Value, path, where, lines); err != nil {
 				faults = append(faults, fault{err.line, err.key, err.err})
 			}
-			seen[o.flag], lines[o.flag] = k.Line, v.Line
-			where[o.flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
+			seen[o.Flag], lines[o.Flag] = k.Line, v.Line
+			where[o.Flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
 		default:
 			if err := o.setNode(s, v); err != nil {
 				faults = append(faults, fault{v.Line, k.Value, err})
 			}
-			seen[o.flag], lines[o.flag] = k.Line, v.Line
-			where[o.flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
+			seen[o.Flag], lines[o.Flag] = k.Line, v.Line
+			where[o.Flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
 		}
 	}
 	if len(wrong) > 0 {
@@ -91,7 +95,7 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	// flag would replace it.
 	c := s.config()
 	for _, err := range unjoin(c.Validate()) {
-		var se *agent.SettingError
+		var se *config.SettingError
 		if errors.As(err, &se) && lines[se.Setting] > 0 {
 			faults = append(faults, fault{lines[se.Setting], settingKey(se.Setting), se.Err})
 		}
@@ -132,22 +136,22 @@ func yamlMapping(data []byte) (*yaml.Node, error) {
 
 // lists are what a list option wants in the file, and what each item must
 // be.
-var lists = map[kind]struct{ want, item string }{
-	addrList: {`want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`, "an address"},
-	fileList: {`want a list of files, like [/etc/lanleader/maintenance]`, "a string"},
-	vipAddr:  {`want a list of virtual addresses, like ["198.18.0.100/24", "198.18.0.101/24,dev=eth1"]`, "an address"},
-	argv:     {`want a command line, as a list (like [/usr/bin/worker, --fast]) or a string for /bin/sh -c`, "a string"},
+var lists = map[config.Kind]struct{ want, item string }{
+	config.KindAddrList: {`want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`, "an address"},
+	config.KindFileList: {`want a list of files, like [/etc/lanleader/maintenance]`, "a string"},
+	config.KindVIPAddr:  {`want a list of virtual addresses, like ["198.18.0.100/24", "198.18.0.101/24,dev=eth1"]`, "an address"},
+	config.KindArgv:     {`want a command line, as a list (like [/usr/bin/worker, --fast]) or a string for /bin/sh -c`, "a string"},
 }
 
 // setNode sets o's field of s from the YAML value n: a scalar as its text
 // (set), a list item by item.
 func (o option) setNode(s *settings, n *yaml.Node) error {
 	n = resolve(n)
-	l, isList := lists[o.kind]
+	l, isList := lists[o.Kind]
 	switch {
 	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null":
 		return errors.New("no value (leave the key out for the default)")
-	case o.kind == argv && n.Kind == yaml.ScalarNode:
+	case o.Kind == config.KindArgv && n.Kind == yaml.ScalarNode:
 		if strings.TrimSpace(n.Value) == "" {
 			return errors.New("empty command")
 		}
@@ -156,7 +160,7 @@ func (o option) setNode(s *settings, n *yaml.Node) error {
 	case isList && n.Kind != yaml.SequenceNode:
 		return errors.New(l.want)
 	case isList:
-		if o.kind == argv && len(n.Content) == 0 {
+		if o.Kind == config.KindArgv && len(n.Content) == 0 {
 			return errors.New("empty command")
 		}
 		items := make([]string, len(n.Content))
@@ -166,8 +170,8 @@ func (o option) setNode(s *settings, n *yaml.Node) error {
 			}
 			items[i] = item.Value
 		}
-		reflect.ValueOf(s).Elem().FieldByName(o.field).SetZero()
-		if o.kind == addrList {
+		o.clearList(s)
+		if o.Kind == config.KindAddrList {
 			// As on the command line: "a,b" in an item is two addresses.
 			items = []string{strings.Join(items, ",")}
 		}
@@ -181,7 +185,7 @@ func (o option) setNode(s *settings, n *yaml.Node) error {
 		return errors.New("want a single value, not a list")
 	case n.Kind != yaml.ScalarNode:
 		return errors.New("want a single value, not a mapping")
-	case (o.kind == duration || o.kind == anyDuration || o.kind == durationOrOff) && n.ShortTag() == "!!int" && n.Value != "0":
+	case (o.Kind == config.KindDuration || o.Kind == config.KindAnyDuration || o.Kind == config.KindDurationOrOff) && n.ShortTag() == "!!int" && n.Value != "0":
 		return fmt.Errorf(`%s has no unit; write a duration like "100ms" or "2s"`, n.Value)
 	}
 	return o.set(s, n.Value)

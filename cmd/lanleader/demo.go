@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 const demoUsage = `usage: lanleader demo [--nodes N] [--rounds N] [--every D] [--heartbeat D] [--verbose]
@@ -60,7 +61,7 @@ func parseDemo(args []string, stdout, stderr io.Writer) (o demoOptions, exit int
 	fs.IntVar(&o.nodes, "nodes", 5, "")
 	fs.IntVar(&o.rounds, "rounds", 0, "")
 	fs.DurationVar(&o.every, "every", 3*time.Second, "")
-	fs.DurationVar(&o.hb, "heartbeat", agent.DefaultHeartbeat, "")
+	fs.DurationVar(&o.hb, "heartbeat", config.DefaultHeartbeat, "")
 	fs.BoolVar(&o.verbose, "verbose", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -80,8 +81,8 @@ func parseDemo(args []string, stdout, stderr io.Writer) (o demoOptions, exit int
 		bad = fmt.Sprintf("--rounds: %d must not be negative", o.rounds)
 	case o.every < 100*time.Millisecond:
 		bad = fmt.Sprintf("--every: %v is shorter than 100ms", o.every)
-	case o.hb < agent.MinHeartbeat:
-		bad = fmt.Sprintf("--heartbeat: %v is shorter than %v", o.hb, agent.MinHeartbeat)
+	case o.hb < config.MinHeartbeat:
+		bad = fmt.Sprintf("--heartbeat: %v is shorter than %v", o.hb, config.MinHeartbeat)
 	}
 	if bad != "" {
 		fmt.Fprintf(stderr, "lanleader demo: %s\n", bad)
@@ -120,7 +121,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	d.say("starting %d agents on 127.0.0.1 (heartbeat %v, suspect after %v; node-%d has the largest key)",
-		o.nodes, o.hb, agent.DefaultSuspectAfter(o.hb), o.nodes)
+		o.nodes, o.hb, config.DefaultSuspectAfter(o.hb), o.nodes)
 	l, err := agent.StartLocal(opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "lanleader demo: %s\n", oneLineErr(err))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // `lanleader run --once -- CMD`: consul lock's and etcdctl lock's
@@ -55,7 +56,7 @@ func (o *onceFlags) apply(s *settings) error {
 	if len(s.Job) == 0 && s.JobUnit == "" {
 		return errors.New("--once: nothing to run: give the command after -- (or a --job-unit)")
 	}
-	s.JobMode = agent.JobModeOnce
+	s.JobMode = config.JobModeOnce
 	// A --once agent that has not reached its cluster yet must not
 	// elect itself and run CMD beside the cluster's leader.
 	s.JoinBeforeLead = true

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/internal/syncbuf"
 	"github.com/lanleader/lanleader/internal/waitfor"
 )
@@ -265,15 +266,15 @@ func TestRunOnceBadFlags(t *testing.T) {
 func TestParseRunConfigJobModeUnit(t *testing.T) {
 	file := writeConfig(t, "job_mode: once\njob_unit: lanleader-job-db.service\n")
 	cfg, _, _ := parseOK(t, "--config", file)
-	if cfg.JobMode != agent.JobModeOnce || cfg.JobUnit != "lanleader-job-db.service" || len(cfg.Job) != 0 {
+	if cfg.JobMode != config.JobModeOnce || cfg.JobUnit != "lanleader-job-db.service" || len(cfg.Job) != 0 {
 		t.Errorf("from the file: mode %q, unit %q, job %q", cfg.JobMode, cfg.JobUnit, cfg.Job)
 	}
 	cfg, _, _ = parseOK(t, "--config", file, "--job-mode", "always", "--job-unit", "lanleader-job-web.service")
-	if cfg.JobMode != agent.JobModeAlways || cfg.JobUnit != "lanleader-job-web.service" {
+	if cfg.JobMode != config.JobModeAlways || cfg.JobUnit != "lanleader-job-web.service" {
 		t.Errorf("flags over the file: mode %q, unit %q", cfg.JobMode, cfg.JobUnit)
 	}
 	cfg, job, once, err := parseRunOnce([]string{"--once", "--once-timeout", "30s", "--", "/bin/true"}, nil, nil)
-	if err != nil || cfg.JobMode != agent.JobModeOnce || !once.on || once.timeout != 30*time.Second || len(job) != 1 {
+	if err != nil || cfg.JobMode != config.JobModeOnce || !once.on || once.timeout != 30*time.Second || len(job) != 1 {
 		t.Errorf("--once: %v, mode %q, %+v, job %q", err, cfg.JobMode, once, job)
 	}
 	var stderr bytes.Buffer

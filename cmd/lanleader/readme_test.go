@@ -20,12 +20,12 @@ func TestREADMEIsTrue(t *testing.T) {
 	readme := string(b)
 	flags := map[string]bool{"config": true, "once": true, "once-timeout": true} // and those of run alone
 	for _, o := range runOptions {
-		row := "| `--" + o.flag + "` (`" + o.key() + "`) |"
-		if !o.isFlag() {
+		row := "| `--" + o.Flag + "` (`" + o.Key + "`) |"
+		if !o.IsFlag() {
 			// The job: after --, or its key in the file.
-			row = "| `-- JOB [ARGS...]` (`" + o.key() + "`) |"
+			row = "| `-- JOB [ARGS...]` (`" + o.Key + "`) |"
 		} else {
-			flags[o.flag] = true
+			flags[o.Flag] = true
 		}
 		if !strings.Contains(readme, row) {
 			t.Errorf("README has no row %q", row)

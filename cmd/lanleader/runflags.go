@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
+
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // runFlags is the FlagSet of `lanleader run`. The flags keep the strings
@@ -26,10 +27,10 @@ func newRunFlags() *runFlags {
 	rf.set.Func("config", "YAML config `file`", func(v string) error { rf.config = &v; return nil })
 	rf.once.define(rf.set)
 	for _, o := range runOptions {
-		if o.isFlag() {
-			v := &flagValue{list: o.kind == addrList || o.kind == checkList || o.kind == fileList || o.kind == vipAddr, boolean: o.kind == boolean}
-			rf.values[o.flag] = v
-			rf.set.Var(v, o.flag, "")
+		if o.IsFlag() {
+			v := &flagValue{list: o.Kind == config.KindAddrList || o.Kind == config.KindCheckList || o.Kind == config.KindFileList || o.Kind == config.KindVIPAddr, boolean: o.Kind == config.KindBoolean}
+			rf.values[o.Flag] = v
+			rf.set.Var(v, o.Flag, "")
 		}
 	}
 	return rf
@@ -50,7 +51,7 @@ func (rf *runFlags) parse(args []string, stdout io.Writer) error {
 		if i > 0 {
 			prev := strings.TrimLeft(args[i-1], "-")
 			for _, o := range runOptions {
-				if o.kind == boolean && o.flag == prev {
+				if o.Kind == config.KindBoolean && o.Flag == prev {
 					hint = "write --" + prev + "=" + a + ", with an '='"
 				}
 			}
@@ -66,19 +67,19 @@ func (rf *runFlags) apply(s *settings, where map[string]string) error {
 	given := map[string]bool{}
 	rf.set.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for _, o := range runOptions {
-		if !o.isFlag() || !given[o.flag] {
+		if !o.IsFlag() || !given[o.Flag] {
 			continue
 		}
-		reflect.ValueOf(s).Elem().FieldByName(o.field).SetZero() // a list starts afresh
-		if o.kind == checkList {
+		o.clearList(s) // a list starts afresh
+		if o.Kind == config.KindCheckList {
 			forgetChecks(where) // the file's checks are gone
 		}
-		for _, v := range rf.values[o.flag].vals {
+		for _, v := range rf.values[o.Flag].vals {
 			if err := o.set(s, v); err != nil {
-				return fmt.Errorf("--%s: %w", o.flag, err)
+				return fmt.Errorf("--%s: %w", o.Flag, err)
 			}
 		}
-		where[o.flag] = "--" + o.flag
+		where[o.Flag] = "--" + o.Flag
 	}
 	return nil
 }
@@ -117,8 +118,8 @@ func flagMessage(err error) string {
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		known := []string{"config", "once", "once-timeout"}
 		for _, o := range runOptions {
-			if o.isFlag() {
-				known = append(known, o.flag)
+			if o.IsFlag() {
+				known = append(known, o.Flag)
 			}
 		}
 		hint := "'lanleader run -h' lists the flags"

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/vip"
 	"github.com/lanleader/lanleader/election"
 )
 
@@ -250,8 +251,6 @@ type Config struct {
 	// fencing token). Its directory must exist. Default none: the votes
 	// are lost with the process (a warning says so at the start).
 	StateFile string
-	// initialTerm is the voted term read from StateFile by New.
-	initialTerm uint64
 
 	// DiscoverInterval is the beacon interval while no peer is known; ten
 	// times it once peers are known. Negative turns beacons off; 0 is
@@ -312,8 +311,6 @@ type Config struct {
 	// that has not reached its cluster yet would elect itself and run
 	// its job beside the cluster's leader's.
 	JoinBeforeLead bool
-	// jobSystemd replaces the D-Bus connection to systemd (tests).
-	jobSystemd jobSystemd
 
 	// OnLeader, OnFollower and OnChange are shell commands (sh -c) run
 	// when this node becomes leader, when it stops leading or first
@@ -349,7 +346,7 @@ type Config struct {
 	TrackFiles []string
 
 	// Key is the cluster's secret (lanleader run reads it from
-	// --key-file), at least MinKeyLen bytes; every agent of the cluster
+	// --key-file), at least wire.MinKeyLen bytes; every agent of the cluster
 	// has the same. With a key every election packet carries an
 	// HMAC-SHA256 tag and a replay-protected sequence, packets without a
 	// valid tag are dropped, memberlist's traffic is encrypted (AES-256,
@@ -359,7 +356,7 @@ type Config struct {
 	Key []byte
 	// AcceptKeys are older secrets still accepted, never used to sign or
 	// encrypt: for a key rotation without downtime (--accept-key-file).
-	// Each at least MinKeyLen bytes; only with Key. Default none.
+	// Each at least wire.MinKeyLen bytes; only with Key. Default none.
 	AcceptKeys [][]byte
 
 	// VIPs are the cluster's virtual addresses, which the leader holds
@@ -394,15 +391,6 @@ type Config struct {
 	// RLIMIT_RTPRIO of at least RealtimePriority: LimitRTPRIO= in the
 	// unit) the agent logs why and runs without. Default false.
 	Realtime bool
-	// vipDrv is what adds, removes and probes the addresses: package vip
-	// (nil), or a test's fake.
-	vipDrv *vipDriver
-	// linkWatch watches the carrier of the election's and the addresses'
-	// interfaces: package vip's watch (nil), or a test's fake.
-	linkWatch linkWatcher
-	// conflictMemory replaces the constant of that name in tests that
-	// watch a conflict outlive it (0: the constant).
-	conflictMemory time.Duration
 
 	// StartTimeout: while the host is not ready for the agent (its bind
 	// address is not on the host yet, a port is in use), StartRetrying
@@ -554,7 +542,8 @@ func (c *Config) BindAddrPort() (netip.AddrPort, error) {
 	return netip.AddrPort{}, fmt.Errorf("bind %q: want an IP address with an optional port, like 198.18.0.1:7946", s)
 }
 
-// ElectionConfig is the election machine's configuration for this agent.
+// ElectionConfig is the election machine's configuration for this agent;
+// the agent adds the term it voted in last (InitialTerm, from StateFile).
 func (c *Config) ElectionConfig() election.Config {
 	ec := election.Config{
 		ID:                c.NodeID,
@@ -564,13 +553,21 @@ func (c *Config) ElectionConfig() election.Config {
 		Preempt:           c.Preempt,
 		PreemptDelay:      c.PreemptDelay,
 		Algorithm:         c.Algorithm,
-		Role:              c.role(),
+		Role:              c.ElectionRole(),
 		Quorum:            c.Quorum,
 		Lease:             c.Lease,
 		StopBefore:        c.Heartbeat,
 		LeaseMargin:       c.LeaseMargin,
-		InitialTerm:       c.initialTerm,
 		Hardening:         election.Hardened(),
 	}
 	return ec.WithDefaults()
 }
+
+// VIP is one virtual address (Config.VIPs): an address with its prefix
+// length, and its interface ("" until the agent's start sets the bind
+// address's).
+type VIP = vip.Addr
+
+// ParseVIP parses --vip's form, ADDR/PREFIX[,dev=IFACE]; the error says
+// what is wrong, not the flag.
+func ParseVIP(s string) (VIP, error) { return vip.Parse(s) }

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"cmp"
@@ -6,9 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/lanleader/lanleader/agent/internal/proc"
-	"github.com/lanleader/lanleader/agent/part/trackfile"
 )
 
 // The health checks' settings: a check's own (Check) over the global
@@ -17,12 +14,6 @@ import (
 
 // MaxCheckRiseFall bounds a check's rise and fall.
 const MaxCheckRiseFall = 1000
-
-// TrackFileEvery is how often the track files are stat'ed.
-const TrackFileEvery = trackfile.Every
-
-// TrackFileStatus is one track file in /status.
-type TrackFileStatus = trackfile.Status
 
 // Check is one health check, keepalived's vrrp_script. A zero Interval,
 // Timeout, Rise or Fall is Config's default (CheckInterval, CheckTimeout,
@@ -45,11 +36,6 @@ type Check struct {
 	// Fault (keepalived's weight 0): the failed check takes the node out
 	// of the elections, and a leader resigns, until it is OK again.
 	Fault bool
-}
-
-// spec is the part of a resolved check that package proc runs.
-func (c Check) spec() proc.CheckSpec {
-	return proc.CheckSpec{Name: c.Name, Command: c.Command, Interval: c.Interval, Timeout: c.Timeout, Rise: c.Rise, Fall: c.Fall}
 }
 
 // ResolvedChecks are the checks with every default filled in: a name,
@@ -123,16 +109,16 @@ func (c *Config) checkCheckNumbers(p *problems, i int, own, ch Check) {
 	} else if own.Timeout == 0 && c.CheckTimeout > ch.Interval {
 		p.setting("check-timeout", "%v is longer than the interval %v of check %q", c.CheckTimeout, ch.Interval, ch.Name)
 	}
-	r := Range{1, MaxCheckRiseFall}
+	r := *Lookup("check-rise").Range // a check's own rise and fall: the defaults' range
 	for _, n := range []struct {
 		field string
 		v     int
 	}{{"rise", own.Rise}, {"fall", own.Fall}} {
-		if n.v != 0 && !r.contains(n.v) {
+		if n.v != 0 && !r.contains(int64(n.v)) {
 			p.setting(checkSetting(i, n.field), "%v", r.OutOfRange(fmt.Sprint(n.v)))
 		}
 	}
-	if w := (Range{0, 65535}); !w.contains(own.Weight) {
+	if w := *Lookup("check-weight").Range; !w.contains(int64(own.Weight)) {
 		p.setting(checkSetting(i, "weight"), "%v", w.OutOfRange(fmt.Sprint(own.Weight)))
 	}
 }

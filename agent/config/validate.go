@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"errors"
@@ -40,33 +40,19 @@ func (r Range) OutOfRange(value string) error {
 	return fmt.Errorf("%s out of range %d…%d", value, r.Min, r.Max)
 }
 
-// contains says whether v, of any integer type, is in r.
-func (r Range) contains(v any) bool {
-	n, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
-	return err == nil && r.Min <= n && n <= r.Max
-}
-
-// intRanges are the ranges of Config's integer settings.
-var intRanges = map[string]Range{
-	"node-id":             {1, MaxNodeID},
-	"priority":            {1, 65535},
-	"election-port":       {0, 65535},
-	"quorum":              {0, wire.MaxMembers},
-	"job-max-failures":    {0, MaxJobMaxFailures},
-	"check-weight":        {0, 65535},
-	"check-rise":          {1, MaxCheckRiseFall},
-	"check-fall":          {1, MaxCheckRiseFall},
-	"vip-announce-repeat": {1, MaxVIPAnnounceRepeat},
-}
-
 // IntRange is the range Validate holds the integer setting named (as its
 // flag: "priority") to, and false for a setting that is not an integer. A
 // front end that reads a number too large for the field's type says
 // OutOfRange with it.
 func IntRange(setting string) (Range, bool) {
-	r, ok := intRanges[setting]
-	return r, ok
+	if s := Lookup(setting); s != nil && s.Range != nil {
+		return *s.Range, true
+	}
+	return Range{}, false
 }
+
+// contains says whether n is in r.
+func (r Range) contains(n int64) bool { return r.Min <= n && n <= r.Max }
 
 // problems collects what Validate finds.
 type problems []error
@@ -123,17 +109,14 @@ func (c *Config) Validate() error {
 
 // checkIntegers holds every integer setting to its range.
 func (c *Config) checkIntegers(p *problems) {
-	for _, f := range []struct {
-		setting string
-		value   any
-	}{
-		{"node-id", c.NodeID}, {"priority", c.Priority}, {"election-port", c.ElectionPort},
-		{"quorum", c.Quorum}, {"job-max-failures", c.JobMaxFailures}, {"check-weight", c.CheckWeight},
-		{"check-rise", c.CheckRise}, {"check-fall", c.CheckFall},
-		{"vip-announce-repeat", c.VIPAnnounceRepeat},
-	} {
-		if r := intRanges[f.setting]; !r.contains(f.value) {
-			p.setting(f.setting, "%v", r.OutOfRange(fmt.Sprint(f.value)))
+	r := &Run{Config: *c}
+	for i := range Settings {
+		s := &Settings[i]
+		if s.Range == nil {
+			continue
+		}
+		if v := intValue(s.ptr(r)); !s.Range.contains(v) {
+			p.setting(s.Flag, "%v", s.Range.OutOfRange(strconv.FormatInt(v, 10)))
 		}
 	}
 }
@@ -287,15 +270,15 @@ func (c *Config) checkJobUnit(p *problems) {
 // checkKeys checks the lengths of the keys, and that older keys come with
 // a key to sign with.
 func (c *Config) checkKeys(p *problems) {
-	if len(c.Key) > 0 && len(c.Key) < MinKeyLen {
-		p.setting("key-file", "the key is %d bytes, want at least %d", len(c.Key), MinKeyLen)
+	if len(c.Key) > 0 && len(c.Key) < wire.MinKeyLen {
+		p.setting("key-file", "the key is %d bytes, want at least %d", len(c.Key), wire.MinKeyLen)
 	}
 	if len(c.AcceptKeys) > 0 && len(c.Key) == 0 {
 		p.relation("accept-key-file: needs --key-file (the key this agent signs with)")
 	}
 	for _, k := range c.AcceptKeys {
-		if len(k) < MinKeyLen {
-			p.setting("accept-key-file", "the key is %d bytes, want at least %d", len(k), MinKeyLen)
+		if len(k) < wire.MinKeyLen {
+			p.setting("accept-key-file", "the key is %d bytes, want at least %d", len(k), wire.MinKeyLen)
 		}
 	}
 }
