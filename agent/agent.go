@@ -19,6 +19,7 @@ import (
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/agent/part"
+	"github.com/lanleader/lanleader/agent/part/checks"
 	"github.com/lanleader/lanleader/agent/part/sdnotify"
 	"github.com/lanleader/lanleader/agent/part/trackfile"
 	"github.com/lanleader/lanleader/detector"
@@ -90,6 +91,7 @@ type Agent struct {
 	procs  procs // the child processes (package proc)
 	notify *sdnotify.Notifier
 	track  *trackfile.Watcher // the track files
+	checks *checks.Checks     // the health checks
 	// parts are the concerns the loop drives through package part's
 	// interface, in the order they are told of a change.
 	parts    []part.Part
@@ -185,8 +187,6 @@ func newAgent(cfg Config, sm seams) (*Agent, error) {
 	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
 		a.procs.hooks = newHookRunner(a)
 	}
-	a.procs.checkRunner = proc.ShellChecks(hookEnv(&a.cfg, "starting", 0, 0))
-	a.procs.checks = proc.NewChecker(a.procs.checkRunner, func(r proc.CheckResult) { a.call(func() { a.onCheck(r) }) })
 	a.metaPush.kick = make(chan struct{}, 1)
 	a.syncKick = make(chan syncReq, 1)
 	a.metaPush.repeats = metaRepeats
@@ -202,7 +202,8 @@ func newAgent(cfg Config, sm seams) (*Agent, error) {
 	}
 	a.notify = sdnotify.New(loopHost{a})
 	a.track = trackfile.New(loopHost{a}, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
-	a.parts = []part.Part{a.notify, a.track}
+	a.checks = checks.New(loopHost{a}, a.met, proc.ShellChecks(hookEnv(&a.cfg, "starting", 0, 0)), a.onChecks)
+	a.parts = []part.Part{a.notify, a.track, a.checks}
 	return a, nil
 }
 
@@ -429,7 +430,7 @@ func (a *Agent) startWorkers() {
 	if a.procs.hooks != nil {
 		go a.procs.hooks.Run()
 	}
-	a.startChecks()
+	a.checks.Start()
 	a.track.Start()
 }
 

@@ -15,7 +15,8 @@ const module = "github.com/lanleader/lanleader"
 // TestDependencyRule: the packages below agent/ never import the agent
 // (the driver lends them what they need: a part gets a part.Host), and a
 // part imports neither the agent nor another part: only package part,
-// the settings (agent/config), the module's leaf packages and the
+// the settings (agent/config), the agent's libraries (agent/internal/*,
+// which hold no agent either), the module's leaf packages and the
 // standard library. ARCHITECTURE.md
 // states the rule.
 func TestDependencyRule(t *testing.T) {
@@ -36,7 +37,7 @@ func TestDependencyRule(t *testing.T) {
 				t.Errorf("%s imports the agent: a package below agent/ is given what it needs, never the agent", path)
 			}
 			if partOf(dir) != "" && strings.HasPrefix(p, module+"/agent/") {
-				if other := partOf(strings.TrimPrefix(p, module+"/agent/")); p != module+"/agent/part" && p != module+"/agent/config" && other != partOf(dir) && !(strings.HasSuffix(path, "_test.go") && other == "parttest") {
+				if other := partOf(strings.TrimPrefix(p, module+"/agent/")); p != module+"/agent/part" && p != module+"/agent/config" && !strings.HasPrefix(p, module+"/agent/internal/") && other != partOf(dir) && !(strings.HasSuffix(path, "_test.go") && other == "parttest") {
 					t.Errorf("%s (part %s) imports %s: a part reaches the rest of the agent through its part.Host only", path, partOf(dir), p)
 				}
 			}

@@ -339,7 +339,7 @@ func (a *Agent) finishResign() {
 // effectivePriority is the configured priority less the weights of the
 // failed checks, 1 while penalised, never below 1.
 func (a *Agent) effectivePriority() uint16 {
-	p := int(a.cfg.Priority) - a.checkWeights()
+	p := int(a.cfg.Priority) - a.checks.Weights()
 	if a.loop.penalised {
 		p = 1
 	}
@@ -355,7 +355,7 @@ func (a *Agent) applyPriority() {
 		return
 	}
 	a.log.Info("priority changed", "priority", p, "base_priority", a.cfg.Priority,
-		"failing_checks", a.checksFailing(), "penalised", l.penalised)
+		"failing_checks", a.checks.Failing(), "penalised", l.penalised)
 	a.step(a.now(), election.Event{Kind: election.EvSetPriority, Priority: p})
 	a.setMeta()
 	a.pushMeta()

@@ -66,7 +66,6 @@ type loopState struct {
 	leadState
 	vipLoopState
 	linkLoopState
-	checksState
 	standbyState
 
 	// tooManyVoters: more voters are alive than --quorum counts (warned

@@ -15,14 +15,11 @@ import (
 
 // procs are the agent's runners of child processes. The loop alone
 // replaces the hook runner (a reload), under mu, which shutdown takes to
-// end the runners while the loop still runs; the checker takes new checks
-// itself (a reload) and none once stopped.
+// end the runners while the loop still runs.
 type procs struct {
-	sup         *proc.Supervisor // nil without a job
-	hooks       *proc.HookRunner // nil without hooks
-	checks      *proc.Checker    // the health checks' goroutines
-	checkRunner proc.CheckRunner // runs one check: the shell
-	dirty       chan struct{}    // capacity 1: the job's status changed
+	sup   *proc.Supervisor // nil without a job
+	hooks *proc.HookRunner // nil without hooks
+	dirty chan struct{}    // capacity 1: the job's status changed
 
 	// systemd runs the job unit (jobunit.go), nil without one.
 	systemd jobSystemd
@@ -44,14 +41,6 @@ func (p *procs) swap(f func()) bool {
 	}
 	f()
 	return true
-}
-
-// closeChecks stops the checker for good, and any later swap (shutdown).
-func (p *procs) closeChecks() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
-	p.checks.Stop()
 }
 
 // JobStatus is the job's part of /status.

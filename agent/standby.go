@@ -31,7 +31,7 @@ func (a *Agent) standbyReasons() []string {
 	if len(l.linksDown) > 0 {
 		why = append(why, "a link of the virtual addresses is down ("+strings.Join(l.linksDown, ",")+")")
 	}
-	if f := a.faultChecks(); len(f) > 0 {
+	if f := a.checks.Faults(); len(f) > 0 {
 		why = append(why, "a check of weight 0 fails ("+strings.Join(f, ",")+")")
 	}
 	if p := a.track.Present(); len(p) > 0 {

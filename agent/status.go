@@ -132,7 +132,7 @@ func (a *Agent) publish() {
 	s.BasePriority = a.cfg.Priority
 	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
 	var checks []metrics.Check
-	s.Checks, checks = a.checkStatus()
+	s.Checks, checks = a.checks.Status()
 	s.TrackFiles, s.Fault = a.track.Status(), a.standbyReasons()
 	if l.penalised {
 		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
@@ -159,7 +159,7 @@ func (a *Agent) publish() {
 	}
 	a.snap.Store(s)
 	a.view.Store(&metrics.View{State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName, Members: counts,
-		Priority: s.Priority, ChecksFailing: a.checksFailing(), VIPs: vips, Checks: checks, Fault: len(s.Fault) > 0,
+		Priority: s.Priority, ChecksFailing: a.checks.Failing(), VIPs: vips, Checks: checks, Fault: len(s.Fault) > 0,
 		Role: s.Role, MemberRoles: roles})
 	v := part.View{NodeID: s.NodeID, State: s.State, Term: s.Term, LeaderID: s.LeaderID, LeaderName: s.LeaderName,
 		Priority: s.Priority, BasePriority: s.BasePriority}

@@ -125,7 +125,7 @@ type failure struct {
 }
 
 func (a *Agent) shutdown(ctx context.Context) {
-	a.procs.closeChecks()
+	a.closeChecks()
 	if a.procs.sup != nil {
 		a.procs.sup.Stop()
 	}
