@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
 )
 
 // TestFaultCheck: a check of weight 0 that fails on the leader makes it
