@@ -161,25 +161,44 @@ func newAgent(cfg Config, sm seams) (*Agent, error) {
 		failure:     failure{ch: make(chan struct{})},
 	}
 	a.auth.keys = newAuthKeys(cfg.Key, cfg.AcceptKeys)
-	a.loop.members = make(map[string]*member)
-	a.loop.savedTerm = initialTerm
 	a.inc.Store(uint32(started.Unix()))
-	a.loop.seq = startSeq(started)
-	if a.auth.keys != nil {
-		a.auth.replay = newReplayGuard()
-		a.loop.mac = wire.NewMAC(a.auth.keys.election[0])
-	}
-	a.loop.peers = make(map[uint64]peer)
-	a.loop.kicked = make(map[string]kick)
-	a.loop.outsiders = make(map[uint64]bool)
-	a.loop.conflictLog = newLineLimit(conflictLogEvery)
-	a.loop.listed = make(map[uint64]bool)
-	a.loop.evidence = make(map[string]time.Duration)
-	a.loop.clones = make(map[netip.AddrPort]time.Duration)
-	a.loop.fanned = make(map[uint64]bool)
+	a.initLoop(started, initialTerm)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})
 	a.met = metrics.New(a.reg, cfg.Version, func() metrics.View { return *a.view.Load() })
-	a.procs.systemd = newJobSystemd(&a.cfg, sm.jobSystemd)
+	a.metaPush.kick = make(chan struct{}, 1)
+	a.syncKick = make(chan syncReq, 1)
+	a.metaPush.repeats = metaRepeats
+	a.newConcerns(sm)
+	return a, nil
+}
+
+// initLoop gives the loop's state its maps, its first sequence number,
+// the voted term read from the state file and the signing key's MAC.
+func (a *Agent) initLoop(started time.Time, initialTerm uint64) {
+	l := &a.loop
+	l.members = make(map[string]*member)
+	l.savedTerm = initialTerm
+	l.seq = startSeq(started)
+	if a.auth.keys != nil {
+		a.auth.replay = newReplayGuard()
+		l.mac = wire.NewMAC(a.auth.keys.election[0])
+	}
+	l.peers = make(map[uint64]peer)
+	l.kicked = make(map[string]kick)
+	l.outsiders = make(map[uint64]bool)
+	l.conflictLog = newLineLimit(conflictLogEvery)
+	l.listed = make(map[uint64]bool)
+	l.evidence = make(map[string]time.Duration)
+	l.clones = make(map[netip.AddrPort]time.Duration)
+	l.fanned = make(map[uint64]bool)
+}
+
+// newConcerns builds what the agent runs around the election: the job's
+// and the hooks' runners, the addresses and the links (what seams does
+// not replace is the host's), and the parts.
+func (a *Agent) newConcerns(sm seams) {
+	cfg := &a.cfg
+	a.procs.systemd = newJobSystemd(cfg, sm.jobSystemd)
 	a.procs.ran, a.procs.ended = newLatch(), newLatch()
 	if len(cfg.Job) > 0 || cfg.JobUnit != "" {
 		a.procs.sup = newSupervisor(a)
@@ -187,9 +206,6 @@ func newAgent(cfg Config, sm seams) (*Agent, error) {
 	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
 		a.procs.hooks = newHookRunner(a)
 	}
-	a.metaPush.kick = make(chan struct{}, 1)
-	a.syncKick = make(chan syncReq, 1)
-	a.metaPush.repeats = metaRepeats
 	a.procs.dirty = make(chan struct{}, 1)
 	a.vips.drv = systemVIPs
 	if sm.vipDrv != nil {
@@ -200,11 +216,11 @@ func newAgent(cfg Config, sm seams) (*Agent, error) {
 	if sm.linkWatch != nil {
 		a.links.watch = sm.linkWatch
 	}
-	a.notify = sdnotify.New(loopHost{a})
-	a.track = trackfile.New(loopHost{a}, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
-	a.checks = checks.New(loopHost{a}, a.met, proc.ShellChecks(hookEnv(&a.cfg, "starting", 0, 0)), a.onChecks)
+	h := loopHost{a}
+	a.notify = sdnotify.New(h)
+	a.track = trackfile.New(h, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
+	a.checks = checks.New(h, a.met, proc.ShellChecks(hookEnv(cfg, "starting", 0, 0)), a.onChecks)
 	a.parts = []part.Part{a.notify, a.track, a.checks}
-	return a, nil
 }
 
 // newMachine builds the election machine of cfg with priority p (the

@@ -186,108 +186,132 @@ func (a *Agent) onMember(ev memberEvent) {
 	if ev.name == a.cfg.Name && ev.kind != memberNameConflict {
 		return
 	}
-	now := a.now()
 	l.dirty = true
 	clear(l.listed)
 	switch ev.kind {
 	case memberNameConflict:
-		if ev.name != a.cfg.Name {
-			// Reported with memberlist's own line at each exchange that
-			// carries it: once a minute, as that line (slogWriter).
-			if ok, held := l.conflictLog.allow(ev.name + " " + ev.addr + " " + ev.detail); ok {
-				a.log.Error("two other nodes use one name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail,
-					"repeated", held, "over", conflictLogEvery)
-			}
-			return
-		}
-		// Another node has this node's name (a cloned host?): memberlist
-		// cannot list it, so the election would not know of it.
-		if _, seen := l.evidence["name "+ev.name+" at "+ev.detail]; !seen {
-			a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "other_addr", ev.detail)
-		}
-		l.evidence["name "+ev.name+" at "+ev.detail] = now
-		// Its metadata says where its election socket is: that is where
-		// noticeClones keeps this evidence fresh at the other node
-		// (memberlist itself repeats the conflict only at its state
-		// exchanges, every 30 s or more).
-		if md, err := decodeMeta(ev.meta); err == nil && md.Election.IsValid() && onGossipAddr(md.Election, ev.detail) {
-			l.clones[md.Election] = now
-		}
+		a.onNameConflict(ev)
 	case memberJoin, memberUpdate:
-		m := l.members[ev.name]
-		isNew := m == nil || !m.alive()
-		if m == nil {
-			m = &member{name: ev.name}
-			l.members[ev.name] = m
-		}
-		old, oldOK := m.meta, m.metaOK
-		m.addr, m.status, m.changed = ev.addr, memberStatus(ev.state), now
-		md, err := decodeMeta(ev.meta)
-		if err == nil {
-			// Election packets go where a member's metadata says; that is
-			// on its own gossip address, never elsewhere.
-			if !onGossipAddr(md.Election, ev.addr) {
-				err = fmt.Errorf("its election address %v is not on its gossip address %v", md.Election, ev.addr)
-			}
-		}
-		if err == nil && md.Algorithm != a.cfg.Algorithm {
-			err = fmt.Errorf("it elects with --algorithm %s, this node with %s: every member must run the same", md.Algorithm, a.cfg.Algorithm)
-		}
-		m.meta, m.metaOK = md, err == nil
-		if oldOK || old.NodeID != 0 {
-			delete(l.outsiders, old.NodeID)
-		}
-		if err != nil && md.NodeID != 0 && md.NodeID != a.cfg.NodeID {
-			l.outsiders[md.NodeID] = true
-		}
-		if err != nil {
-			if !m.warnedMD {
-				a.log.Warn("member takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
-				m.warnedMD = true
-			}
-		}
-		if isNew {
-			a.log.Info("member joined", "name", ev.name, "node_id", md.NodeID, "priority", md.Priority, "addr", ev.addr)
-		}
-		if oldOK && (!m.metaOK || old.NodeID != md.NodeID) {
-			a.memberDown(old.NodeID)
-		}
-		if m.metaOK && md.NodeID != a.cfg.NodeID {
-			a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}, Role: md.Role})
-			a.endAwaitJoin(ev.name)
-		}
-		a.onMemberChanged(ev.name)
+		a.onMemberUp(ev)
 	case memberLeave:
-		m := l.members[ev.name]
-		if m == nil {
-			return
-		}
-		// memberlist's leave event does not say whether the node left or
-		// failed (its Node.State is stale there): a node that leaves
-		// gracefully says so in its metadata first.
-		m.status, m.changed = "dead", now
-		delete(l.outsiders, m.meta.NodeID)
-		// Its next beacon is a restart (Restart= brings an agent back in
-		// a second or less): joined at once, not kickEvery after the join
-		// of its previous life. Until it is listed, a preferred node
-		// cannot preempt (election's mayPreempt).
-		delete(l.kicked, ev.addr)
-		verb := "member failed"
-		if m.metaOK && m.meta.Leaving {
-			m.status, verb = "left", "member left"
-		}
-		a.log.Info(verb, "name", ev.name, "node_id", m.meta.NodeID, "addr", ev.addr)
-		if m.metaOK {
-			a.memberDown(m.meta.NodeID)
-			if m.meta.NodeID == a.cfg.NodeID {
-				// A node with this node's node_id is gone: its packets
-				// are no evidence any longer (new ones would be again).
-				delete(l.evidence, cloneEvidence(m.meta.NodeID, m.meta.Election))
-				delete(l.clones, m.meta.Election)
-			}
-		}
-		a.onMemberChanged(ev.name)
+		a.onMemberLeave(ev)
 	}
+}
+
+// onNameConflict: memberlist found two nodes with one name; with this
+// node's, another node is a clone whose election address is noted.
+func (a *Agent) onNameConflict(ev memberEvent) {
+	l := &a.loop
+	now := a.now()
+	if ev.name != a.cfg.Name {
+		// Reported with memberlist's own line at each exchange that
+		// carries it: once a minute, as that line (slogWriter).
+		if ok, held := l.conflictLog.allow(ev.name + " " + ev.addr + " " + ev.detail); ok {
+			a.log.Error("two other nodes use one name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail,
+				"repeated", held, "over", conflictLogEvery)
+		}
+		return
+	}
+	// Another node has this node's name (a cloned host?): memberlist
+	// cannot list it, so the election would not know of it.
+	if _, seen := l.evidence["name "+ev.name+" at "+ev.detail]; !seen {
+		a.log.Error("another node uses this node's name; names must be unique", "name", ev.name, "other_addr", ev.detail)
+	}
+	l.evidence["name "+ev.name+" at "+ev.detail] = now
+	// Its metadata says where its election socket is: that is where
+	// noticeClones keeps this evidence fresh at the other node
+	// (memberlist itself repeats the conflict only at its state
+	// exchanges, every 30 s or more).
+	if md, err := decodeMeta(ev.meta); err == nil && md.Election.IsValid() && onGossipAddr(md.Election, ev.detail) {
+		l.clones[md.Election] = now
+	}
+	a.checkConflict()
+}
+
+// onMemberUp: a member joined or its metadata changed; the election hears
+// of it when its metadata lets it take part.
+func (a *Agent) onMemberUp(ev memberEvent) {
+	l := &a.loop
+	now := a.now()
+	m := l.members[ev.name]
+	isNew := m == nil || !m.alive()
+	if m == nil {
+		m = &member{name: ev.name}
+		l.members[ev.name] = m
+	}
+	old, oldOK := m.meta, m.metaOK
+	m.addr, m.status, m.changed = ev.addr, memberStatus(ev.state), now
+	md, err := decodeMeta(ev.meta)
+	if err == nil {
+		// Election packets go where a member's metadata says; that is
+		// on its own gossip address, never elsewhere.
+		if !onGossipAddr(md.Election, ev.addr) {
+			err = fmt.Errorf("its election address %v is not on its gossip address %v", md.Election, ev.addr)
+		}
+	}
+	if err == nil && md.Algorithm != a.cfg.Algorithm {
+		err = fmt.Errorf("it elects with --algorithm %s, this node with %s: every member must run the same", md.Algorithm, a.cfg.Algorithm)
+	}
+	m.meta, m.metaOK = md, err == nil
+	if oldOK || old.NodeID != 0 {
+		delete(l.outsiders, old.NodeID)
+	}
+	if err != nil && md.NodeID != 0 && md.NodeID != a.cfg.NodeID {
+		l.outsiders[md.NodeID] = true
+	}
+	if err != nil {
+		if !m.warnedMD {
+			a.log.Warn("member takes no part in elections", "name", ev.name, "addr", ev.addr, "err", err)
+			m.warnedMD = true
+		}
+	}
+	if isNew {
+		a.log.Info("member joined", "name", ev.name, "node_id", md.NodeID, "priority", md.Priority, "addr", ev.addr)
+	}
+	if oldOK && (!m.metaOK || old.NodeID != md.NodeID) {
+		a.memberDown(old.NodeID)
+	}
+	if m.metaOK && md.NodeID != a.cfg.NodeID {
+		a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}, Role: md.Role})
+		a.endAwaitJoin(ev.name)
+	}
+	a.onMemberChanged(ev.name)
+	a.checkConflict()
+}
+
+// onMemberLeave: a member left or failed.
+func (a *Agent) onMemberLeave(ev memberEvent) {
+	l := &a.loop
+	now := a.now()
+	m := l.members[ev.name]
+	if m == nil {
+		return
+	}
+	// memberlist's leave event does not say whether the node left or
+	// failed (its Node.State is stale there): a node that leaves
+	// gracefully says so in its metadata first.
+	m.status, m.changed = "dead", now
+	delete(l.outsiders, m.meta.NodeID)
+	// Its next beacon is a restart (Restart= brings an agent back in
+	// a second or less): joined at once, not kickEvery after the join
+	// of its previous life. Until it is listed, a preferred node
+	// cannot preempt (election's mayPreempt).
+	delete(l.kicked, ev.addr)
+	verb := "member failed"
+	if m.metaOK && m.meta.Leaving {
+		m.status, verb = "left", "member left"
+	}
+	a.log.Info(verb, "name", ev.name, "node_id", m.meta.NodeID, "addr", ev.addr)
+	if m.metaOK {
+		a.memberDown(m.meta.NodeID)
+		if m.meta.NodeID == a.cfg.NodeID {
+			// A node with this node's node_id is gone: its packets
+			// are no evidence any longer (new ones would be again).
+			delete(l.evidence, cloneEvidence(m.meta.NodeID, m.meta.Election))
+			delete(l.clones, m.meta.Election)
+		}
+	}
+	a.onMemberChanged(ev.name)
 	a.checkConflict()
 }
 
