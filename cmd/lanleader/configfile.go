@@ -40,14 +40,7 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	if root == nil {
 		return nil
 	}
-	byKey := map[string]option{}
-	keys := make([]string, len(runOptions))
-	for i, o := range runOptions {
-		byKey[o.Key], keys[i] = o, o.Key
-	}
-	for k, flag := range keyAliases {
-		byKey[k] = byFlag(flag)
-	}
+	byKey, keys := optionsByKey()
 	type fault struct {
 		line int
 		key  string
@@ -105,6 +98,20 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 	}
 	f := slices.MinFunc(faults, func(a, b fault) int { return cmp.Compare(a.line, b.line) })
 	return fail("line %d: %s: %v", f.line, f.key, f.err)
+}
+
+// optionsByKey are the options by their YAML keys, older ones too, and
+// the keys of today, for suggestions.
+func optionsByKey() (map[string]option, []string) {
+	byKey := map[string]option{}
+	keys := make([]string, len(runOptions))
+	for i, o := range runOptions {
+		byKey[o.Key], keys[i] = o, o.Key
+	}
+	for k, flag := range keyAliases {
+		byKey[k] = byFlag(flag)
+	}
+	return byKey, keys
 }
 
 // yamlMapping is the mapping of a YAML file of one document: nil for a
