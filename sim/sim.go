@@ -615,49 +615,10 @@ func (s *Sim) dispatch(e *event) {
 		e.fn()
 		return
 	case evMulticast:
-		mc := e.mc
-		c := mc.copies[mc.next]
-		mc.next++
-		if mc.next < len(mc.copies) {
-			nx := mc.copies[mc.next]
-			s.q.push(qitem{at: nx.at, seq: nx.seq, e: e})
-		}
-		n := s.nodes[c.node]
-		if !n.up || c.gen != n.gen {
-			return
-		}
-		if n.linkDown {
-			s.Stats.Dropped++
-			return
-		}
-		if n.paused {
-			pkt := slices.Clone(mc.pkt)
-			binary.BigEndian.PutUint32(pkt[32:], c.pseq)
-			s.hold(n, &event{at: c.at, kind: evDeliver, node: c.node, gen: c.gen, pkt: pkt, from: mc.from})
-			return
-		}
-		s.deliver(n, mc.pkt, c.pseq, mc.from)
+		s.dispatchMulticast(e)
 		return
 	case evJob:
-		if e.timerGen != e.jb.seq {
-			return
-		}
-		if n := s.nodes[e.jb.node]; n.job == e.jb && e.jb.j.Phase == job.Starting {
-			// A start is the agent's doing (its supervisor forks the
-			// guard): a paused agent starts nothing, and one whose link
-			// went down acts on that first.
-			if n.paused {
-				n.pending = append(n.pending, e)
-				return
-			}
-			if n.linkDown != n.drv.Standby {
-				s.updateJob(n)
-				if e.timerGen != e.jb.seq {
-					return
-				}
-			}
-		}
-		s.jobChanged(e.jb, e.jb.j.Advance(s.now))
+		s.dispatchJob(e)
 		return
 	}
 	n := s.nodes[e.node]
@@ -694,22 +655,78 @@ func (s *Sim) dispatch(e *event) {
 		}
 		s.step(n, *e.ev)
 	case evMember:
+		s.dispatchMember(n, e)
+	}
+}
+
+// dispatchMulticast delivers the next copy of a multicast, and queues the
+// one after it.
+func (s *Sim) dispatchMulticast(e *event) {
+	mc := e.mc
+	c := mc.copies[mc.next]
+	mc.next++
+	if mc.next < len(mc.copies) {
+		nx := mc.copies[mc.next]
+		s.q.push(qitem{at: nx.at, seq: nx.seq, e: e})
+	}
+	n := s.nodes[c.node]
+	if !n.up || c.gen != n.gen {
+		return
+	}
+	if n.linkDown {
+		s.Stats.Dropped++
+		return
+	}
+	if n.paused {
+		pkt := slices.Clone(mc.pkt)
+		binary.BigEndian.PutUint32(pkt[32:], c.pseq)
+		s.hold(n, &event{at: c.at, kind: evDeliver, node: c.node, gen: c.gen, pkt: pkt, from: mc.from})
+		return
+	}
+	s.deliver(n, mc.pkt, c.pseq, mc.from)
+}
+
+// dispatchJob moves a job on to its next phase, unless a later change
+// superseded the event.
+func (s *Sim) dispatchJob(e *event) {
+	if e.timerGen != e.jb.seq {
+		return
+	}
+	if n := s.nodes[e.jb.node]; n.job == e.jb && e.jb.j.Phase == job.Starting {
+		// A start is the agent's doing (its supervisor forks the
+		// guard): a paused agent starts nothing, and one whose link
+		// went down acts on that first.
 		if n.paused {
 			n.pending = append(n.pending, e)
 			return
 		}
-		// Like memberlist, membership does not report a node dead once it
-		// has come back, nor alive once it has died again.
-		if e.aboutGen != s.nodes[e.about].gen {
-			return
+		if n.linkDown != n.drv.Standby {
+			s.updateJob(n)
+			if e.timerGen != e.jb.seq {
+				return
+			}
 		}
-		kind := election.EvMemberDown
-		if e.up {
-			kind = election.EvMemberUp
-		}
-		// Membership hands out what it knows now: the member's current key.
-		s.step(n, election.Event{Kind: kind, Member: s.nodes[e.about].key, Role: s.nodes[e.about].role})
 	}
+	s.jobChanged(e.jb, e.jb.j.Advance(s.now))
+}
+
+// dispatchMember tells node n what membership says of a member.
+func (s *Sim) dispatchMember(n *node, e *event) {
+	if n.paused {
+		n.pending = append(n.pending, e)
+		return
+	}
+	// Like memberlist, membership does not report a node dead once it
+	// has come back, nor alive once it has died again.
+	if e.aboutGen != s.nodes[e.about].gen {
+		return
+	}
+	kind := election.EvMemberDown
+	if e.up {
+		kind = election.EvMemberUp
+	}
+	// Membership hands out what it knows now: the member's current key.
+	s.step(n, election.Event{Kind: kind, Member: s.nodes[e.about].key, Role: s.nodes[e.about].role})
 }
 
 // hold keeps packet delivery e for paused node n: a stopped process's
@@ -894,51 +911,7 @@ func (s *Sim) step(n *node, ev election.Event) {
 				s.transmit(n, j, &a.Msg, nil)
 			}
 		case election.ActBroadcast:
-			s.Stats.Messages[a.Msg.Type] += a.Count
-			s.Stats.Unicast[a.Msg.Type] += a.Count
-			if !s.cfg.Unicast {
-				s.Stats.Packets[a.Msg.Type]++
-				if a.Msg.Type != wire.TypeHeartbeat {
-					s.tracef("n%d multicast %s to %v(%d) term=%d", n.key.ID, a.Msg.Type, a.Scope, a.Count, a.Msg.Term)
-				}
-				// One multicast packet reaches every node; receivers
-				// filter by key.
-				mc := &multicast{from: n.idx}
-				for j := range s.nodes {
-					if j != n.idx {
-						s.transmit(n, j, &a.Msg, mc)
-					}
-				}
-				if len(mc.copies) > 0 {
-					slices.SortFunc(mc.copies, func(x, y mcopy) int {
-						if x.at != y.at {
-							return cmp.Compare(x.at, y.at)
-						}
-						return cmp.Compare(x.seq, y.seq)
-					})
-					c := mc.copies[0]
-					s.q.push(qitem{at: c.at, seq: c.seq, e: &event{kind: evMulticast, mc: mc}})
-				}
-				break
-			}
-			// Unicast fan-out: one packet to each member of the scope in
-			// the sender's view, as the agent's --transport unicast does.
-			s.view = n.m.Members(s.view[:0])
-			slices.SortFunc(s.view, func(x, y election.Key) int { return cmp.Compare(x.ID, y.ID) })
-			self, sent := n.m.Status().Self, 0
-			for _, k := range s.view {
-				if a.Scope == election.ScopeLarger && !self.Less(k) {
-					continue
-				}
-				if j := s.route(n, k.ID); j >= 0 {
-					s.transmit(n, j, &a.Msg, nil)
-					sent++
-				}
-			}
-			s.Stats.Packets[a.Msg.Type] += sent
-			if a.Msg.Type != wire.TypeHeartbeat {
-				s.tracef("n%d unicast %s to %v(%d packets) term=%d", n.key.ID, a.Msg.Type, a.Scope, sent, a.Msg.Term)
-			}
+			s.broadcast(n, a)
 		case election.ActSetTimer:
 			n.timers[a.Timer]++
 			s.push(&event{at: max(n.global(a.At), s.now), kind: evTimer, node: n.idx, gen: n.gen, timer: a.Timer, timerGen: n.timers[a.Timer]})
@@ -962,6 +935,57 @@ func (s *Sim) step(n *node, ev election.Event) {
 	s.Check.afterStep(n.idx, before, after)
 	if n.job != nil {
 		s.afterJobStep(n, ev, before, after, acts)
+	}
+}
+
+// broadcast carries out a's one-to-all send: one multicast packet that
+// every node receives, or with the unicast transport one packet to each
+// member of the scope in the sender's view.
+func (s *Sim) broadcast(n *node, a *election.Action) {
+	s.Stats.Messages[a.Msg.Type] += a.Count
+	s.Stats.Unicast[a.Msg.Type] += a.Count
+	if !s.cfg.Unicast {
+		s.Stats.Packets[a.Msg.Type]++
+		if a.Msg.Type != wire.TypeHeartbeat {
+			s.tracef("n%d multicast %s to %v(%d) term=%d", n.key.ID, a.Msg.Type, a.Scope, a.Count, a.Msg.Term)
+		}
+		// One multicast packet reaches every node; receivers
+		// filter by key.
+		mc := &multicast{from: n.idx}
+		for j := range s.nodes {
+			if j != n.idx {
+				s.transmit(n, j, &a.Msg, mc)
+			}
+		}
+		if len(mc.copies) > 0 {
+			slices.SortFunc(mc.copies, func(x, y mcopy) int {
+				if x.at != y.at {
+					return cmp.Compare(x.at, y.at)
+				}
+				return cmp.Compare(x.seq, y.seq)
+			})
+			c := mc.copies[0]
+			s.q.push(qitem{at: c.at, seq: c.seq, e: &event{kind: evMulticast, mc: mc}})
+		}
+		return
+	}
+	// Unicast fan-out: one packet to each member of the scope in
+	// the sender's view, as the agent's --transport unicast does.
+	s.view = n.m.Members(s.view[:0])
+	slices.SortFunc(s.view, func(x, y election.Key) int { return cmp.Compare(x.ID, y.ID) })
+	self, sent := n.m.Status().Self, 0
+	for _, k := range s.view {
+		if a.Scope == election.ScopeLarger && !self.Less(k) {
+			continue
+		}
+		if j := s.route(n, k.ID); j >= 0 {
+			s.transmit(n, j, &a.Msg, nil)
+			sent++
+		}
+	}
+	s.Stats.Packets[a.Msg.Type] += sent
+	if a.Msg.Type != wire.TypeHeartbeat {
+		s.tracef("n%d unicast %s to %v(%d packets) term=%d", n.key.ID, a.Msg.Type, a.Scope, sent, a.Msg.Term)
 	}
 }
 
