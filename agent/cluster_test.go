@@ -16,6 +16,7 @@ import (
 
 	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/waitfor"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -205,49 +206,41 @@ func TestFailover(t *testing.T) {
 // as an alive member (memberlist's view is whole).
 func waitFormed(t *testing.T, l *testCluster, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
 	live := l.Live()
-	for _, i := range live {
-		for {
+	waitFor(t, "every live node lists the others alive", timeout, func() (bool, string) {
+		for _, i := range live {
 			alive := 0
 			for _, m := range l.Agents[i].Status().Members {
 				if m.Alive {
 					alive++
 				}
 			}
-			if alive >= len(live)-1 {
-				break
+			if alive < len(live)-1 {
+				return false, fmt.Sprintf("node-%d sees %d other members alive, want %d: %+v", i+1, alive, len(live)-1, l.Agents[i].Status().Members)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node-%d sees %d other members alive after %v, want %d: %+v", i+1, alive, timeout, len(live)-1, l.Agents[i].Status().Members)
-			}
-			time.Sleep(5 * time.Millisecond)
 		}
-	}
+		return true, ""
+	})
 }
 
 // waitMemberStatus waits until every live node shows member name with
 // the given status in /status.
 func waitMemberStatus(t *testing.T, l *testCluster, name, status string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for _, i := range l.Live() {
-		for {
+	waitFor(t, name+" "+status+" at every live node", timeout, func() (bool, string) {
+		for _, i := range l.Live() {
 			var seen Member
 			for _, m := range l.Agents[i].Status().Members {
 				if m.Name == name {
 					seen = m
 				}
 			}
-			if seen.Status == status && !seen.Alive {
-				break
+			if seen.Status != status || seen.Alive {
+				return false, fmt.Sprintf("node-%d sees %s as %+v, want status %s", i+1, name, seen, status)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("node-%d sees %s as %+v, want status %s", i+1, name, seen, status)
-			}
-			time.Sleep(5 * time.Millisecond)
 		}
-	}
+		return true, ""
+	})
 }
 
 // TestNoPreempt: with preempt off (keepalived's nopreempt) a returning node
@@ -263,30 +256,19 @@ func TestNoPreempt(t *testing.T) {
 	// The returning node hears the leader within its listen period and
 	// follows it; it must then stay a follower.
 	back := l.Agents[2]
-	deadline := time.Now().Add(failoverBound)
-	for {
+	waitFor(t, fmt.Sprintf("the returning node-3 follows node-2, term %d", second.Term), failoverBound, func() (bool, string) {
 		s := back.Status()
-		if s.State == "follower" && s.LeaderID == 2 && s.Term == second.Term {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("returning node-3 does not follow node-2 term %d: %+v", second.Term, s)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return s.State == "follower" && s.LeaderID == 2 && s.Term == second.Term, fmt.Sprintf("%+v", s)
+	})
 	// Observe for ten heartbeats and three listen periods that nothing
 	// moves: leadership, term and every node's view stay as they are; and
 	// nothing is logged at the default level meanwhile (no line per
 	// heartbeat).
 	logged := len(l.logs.String())
-	until := time.Now().Add(time.Second)
-	for time.Now().Before(until) {
+	waitfor.Holds(t, "leadership stays with node-2 after node-3 returned with preempt off", time.Second, 5*time.Millisecond, func() (bool, string) {
 		ag := l.Agreement()
-		if ag.Index != 1 || ag.Term != second.Term {
-			t.Fatalf("leadership moved after node-3 returned with preempt off: %+v (was %+v, first %+v)", ag, second, first)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ag.Index == 1 && ag.Term == second.Term, fmt.Sprintf("%+v (was %+v, first %+v)", ag, second, first)
+	})
 	if more := l.logs.String()[logged:]; more != "" {
 		t.Errorf("logged while nothing changed:\n%s", more)
 	}
@@ -299,39 +281,33 @@ func TestConflict(t *testing.T) {
 	// node-2 and node-3 both have node_id 7, the largest key.
 	l := startLocal(t, LocalOptions{Nodes: 3,
 		NodeID: func(i int) uint64 { return []uint64{1, 7, 7}[i] }})
-	deadline := time.Now().Add(electBound)
-	for {
-		s1, s2, s3 := l.Agents[0].Status(), l.Agents[1].Status(), l.Agents[2].Status()
-		if s1.State == "leader" && s2.State == "conflict" && s3.State == "conflict" &&
-			s2.LeaderID == 1 && s3.LeaderID == 1 {
-			// Each names the other member, and may name its election
-			// address too (its packets are evidence as well).
-			for _, c := range []struct {
-				got   []string
-				other int
-			}{{s2.Conflict, 2}, {s3.Conflict, 1}} {
-				member, packets := fmt.Sprintf("node-%d", c.other+1), "node_id 7 at "+l.Agents[c.other].ElectionAddr().String()
-				if !slices.Contains(c.got, member) || slices.ContainsFunc(c.got, func(e string) bool { return e != member && e != packets }) {
-					t.Fatalf("conflict lists: node-2 %v, node-3 %v", s2.Conflict, s3.Conflict)
-				}
-			}
-			break
+	var s2, s3 Status
+	waitFor(t, "node-1 leading, node-2 and node-3 in conflict following it", electBound, func() (bool, string) {
+		var s1 Status
+		s1, s2, s3 = l.Agents[0].Status(), l.Agents[1].Status(), l.Agents[2].Status()
+		return s1.State == "leader" && s2.State == "conflict" && s3.State == "conflict" && s2.LeaderID == 1 && s3.LeaderID == 1,
+			fmt.Sprintf("\n%+v\n%+v\n%+v", s1, s2, s3)
+	})
+	// Each names the other member, and may name its election address too
+	// (its packets are evidence as well).
+	for _, c := range []struct {
+		got   []string
+		other int
+	}{{s2.Conflict, 2}, {s3.Conflict, 1}} {
+		member, packets := fmt.Sprintf("node-%d", c.other+1), "node_id 7 at "+l.Agents[c.other].ElectionAddr().String()
+		if !slices.Contains(c.got, member) || slices.ContainsFunc(c.got, func(e string) bool { return e != member && e != packets }) {
+			t.Fatalf("conflict lists: node-2 %v, node-3 %v", s2.Conflict, s3.Conflict)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want node-1 leading and node-2, node-3 in conflict following it:\n%+v\n%+v\n%+v", s1, s2, s3)
-		}
-		time.Sleep(time.Millisecond)
 	}
 	// While the conflict lasts, neither of the two leads: watch a second.
-	until := time.Now().Add(time.Second)
-	for time.Now().Before(until) {
+	waitfor.Holds(t, "node-2 and node-3 in conflict while it lasts", time.Second, 5*time.Millisecond, func() (bool, string) {
 		for _, i := range []int{1, 2} {
 			if s := l.Agents[i].Status(); s.State != "conflict" {
-				t.Fatalf("%s left state conflict while it lasts: %+v", s.Name, s)
+				return false, fmt.Sprintf("%s left state conflict: %+v", s.Name, s)
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return true, ""
+	})
 	// One of the two leaves: the other is alone with node_id 7, the
 	// largest key, and takes over.
 	if err := l.Stop(2); err != nil {
@@ -395,13 +371,7 @@ func TestConflictSameName(t *testing.T) {
 		t.Errorf("node-2 counted %v packets dropped for a conflict, want some", n)
 	}
 	// Neither leaves conflict while both run: watch three memories long.
-	until := time.Now().Add(3 * memory)
-	for time.Now().Before(until) {
-		if ok, why := inConflict(); !ok {
-			t.Fatalf("the conflict lapsed while both run: %s", why)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.Holds(t, "the conflict lasts while both run", 3*memory, 5*time.Millisecond, inConflict)
 	// The twin crashes: node-2 is alone with its node_id again, leaves
 	// conflict once its evidence is older than the memory, and takes over
 	// (node_id 2 is the largest key).
@@ -529,17 +499,11 @@ func TestAlgorithmMismatch(t *testing.T) {
 	if err := l.Start(2); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(failoverBound)
-	for {
+	waitFor(t, "node-1 and node-2 on node-2, the mismatch logged", failoverBound, func() (bool, string) {
 		s0, s1 := l.Agents[0].Status(), l.Agents[1].Status()
-		if s0.LeaderID == 2 && s1.LeaderID == 2 && s1.State == "leader" && strings.Contains(l.logs.String(), "every member must run the same") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node-1 %s leader %d, node-2 %s leader %d: want both on node-2, and the mismatch logged", s0.State, s0.LeaderID, s1.State, s1.LeaderID)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return s0.LeaderID == 2 && s1.LeaderID == 2 && s1.State == "leader" && strings.Contains(l.logs.String(), "every member must run the same"),
+			fmt.Sprintf("node-1 %s leader %d, node-2 %s leader %d", s0.State, s0.LeaderID, s1.State, s1.LeaderID)
+	})
 	// The ring node is a member, alive, but not a candidate.
 	alive := false
 	for _, m := range l.Agents[0].Status().Members {

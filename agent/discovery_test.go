@@ -29,19 +29,12 @@ func TestDiscoveryLoopback(t *testing.T) {
 		c.DiscoverInterval = 100 * time.Millisecond
 		agents = append(agents, set.start(i, c))
 	}
-	deadline := time.Now().Add(electBound)
-	for {
+	waitFor(t, "discovery by beacon", electBound, func() (bool, string) {
 		s1, s2 := agents[0].Status(), agents[1].Status()
-		if s1.LeaderID == 2 && s2.State == "leader" && s1.Term == s2.Term &&
+		return s1.LeaderID == 2 && s2.State == "leader" && s1.Term == s2.Term &&
 			len(s1.Members) == 1 && s1.Members[0].Name == "host-2" && s1.Members[0].Alive &&
-			len(s2.Members) == 1 && s2.Members[0].Name == "host-1" && s2.Members[0].Alive {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no discovery:\n%+v\n%+v", s1, s2)
-		}
-		time.Sleep(time.Millisecond)
-	}
+			len(s2.Members) == 1 && s2.Members[0].Name == "host-1" && s2.Members[0].Alive, fmt.Sprintf("\n%+v\n%+v", s1, s2)
+	})
 	// They found each other by beacon: nothing else told them.
 	if n := testutil.ToFloat64(agents[0].met.MessagesReceived.WithLabelValues("DISCOVER")) +
 		testutil.ToFloat64(agents[1].met.MessagesReceived.WithLabelValues("DISCOVER")); n < 1 {
@@ -54,12 +47,10 @@ func TestDiscoveryLoopback(t *testing.T) {
 	}
 	// The multicast election carries on: host-2 crashes, host-1 leads.
 	agents[1].Crash()
-	for agents[0].Status().State != "leader" {
-		if time.Now().After(deadline.Add(failoverBound)) {
-			t.Fatalf("host-1 does not take over: %+v", agents[0].Status())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "host-1 takes over", failoverBound, func() (bool, string) {
+		s := agents[0].Status()
+		return s.State == "leader", fmt.Sprintf("%+v", s)
+	})
 }
 
 // multicastLoopback gives the configuration of host-(i+1) of agents on
@@ -93,13 +84,9 @@ func TestDiscoveryRestart(t *testing.T) {
 		}
 		return false
 	}
-	deadline := time.Now().Add(electBound)
-	for !lists("host-2", "alive") || !lists("host-3", "alive") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no discovery: %+v", a.Status())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "discovery", electBound, func() (bool, string) {
+		return lists("host-2", "alive") && lists("host-3", "alive"), fmt.Sprintf("%+v", a.Status())
+	})
 	// Twice: the second restart comes about a second (the leave) after
 	// host-1 joined the first by beacon, well within kickEvery (5 s).
 	for round := 1; round <= 2; round++ {
@@ -109,24 +96,17 @@ func TestDiscoveryRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(electBound)
-		for !lists("host-2", "left") {
-			if time.Now().After(deadline) {
-				t.Fatalf("host-1 does not see host-2 leave: %+v", a.Status())
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitFor(t, "host-1 sees host-2 leave", electBound, func() (bool, string) {
+			return lists("host-2", "left"), fmt.Sprintf("%+v", a.Status())
+		})
 		restarted := time.Now()
 		b = set.start(1, cfg(1))
 		// Its first beacon goes at its start, a lost one again a second
 		// later.
 		const bound = 2500 * time.Millisecond
-		for !lists("host-2", "alive") {
-			if time.Since(restarted) > bound {
-				t.Fatalf("restart %d: host-1 has not listed host-2 %v after its start: %+v", round, bound, a.Status())
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitFor(t, fmt.Sprintf("restart %d: host-1 lists host-2", round), bound-time.Since(restarted), func() (bool, string) {
+			return lists("host-2", "alive"), fmt.Sprintf("%+v", a.Status())
+		})
 		t.Logf("restart %d: host-1 listed host-2 %v after its start", round, time.Since(restarted).Round(time.Millisecond))
 	}
 }
@@ -207,13 +187,9 @@ func TestDiscoveryCrashRestart(t *testing.T) {
 		}
 		return false
 	}
-	deadline := time.Now().Add(electBound)
-	for !lists(a, "host-2") || !lists(a, "host-3") || !lists(b, "host-1") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no discovery: %+v", a.Status())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "discovery", electBound, func() (bool, string) {
+		return lists(a, "host-2") && lists(a, "host-3") && lists(b, "host-1"), fmt.Sprintf("%+v", a.Status())
+	})
 	// The scenario is a settled cluster: memberlist gossips a join for
 	// 4 rounds of 200 ms at 3 nodes, and within them the new process
 	// would hear of the others that way. (The time of the scenario, not
@@ -223,12 +199,9 @@ func TestDiscoveryCrashRestart(t *testing.T) {
 	restarted := time.Now()
 	b = set.start(1, cfg(1))
 	const bound = 3 * time.Second
-	for !lists(b, "host-1") || !lists(b, "host-3") {
-		if time.Since(restarted) > bound {
-			t.Fatalf("the restarted host-2 lists no one %v after its start: %+v", bound, b.Status())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the restarted host-2 lists the others", bound-time.Since(restarted), func() (bool, string) {
+		return lists(b, "host-1") && lists(b, "host-3"), fmt.Sprintf("%+v", b.Status())
+	})
 	t.Logf("the restarted host-2 lists the others %v after its start", time.Since(restarted).Round(time.Millisecond))
 }
 

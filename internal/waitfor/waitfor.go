@@ -30,3 +30,23 @@ func Until(t testing.TB, what string, timeout, every time.Duration, cond func() 
 	t.Fatalf("%s: not within %v: %s", what, timeout, why)
 	return 0
 }
+
+// Holds polls cond every `every` for the whole of window and fails the
+// test with cond's reason the first time it does not hold: what a test
+// asserts of a steady state (nothing moves for a second). The loop is
+// bounded in count as well as time.
+func Holds(t testing.TB, what string, window, every time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	start := time.Now()
+	end := start.Add(window)
+	for try := 0; try <= int(window/every)+1; try++ {
+		if ok, why := cond(); !ok {
+			t.Fatalf("%s: broken %v into %v: %s", what, time.Since(start).Round(time.Millisecond), window, why)
+			return
+		}
+		if !time.Now().Before(end) {
+			return
+		}
+		time.Sleep(every)
+	}
+}

@@ -42,3 +42,17 @@ func TestUntilFailsWithLastReason(t *testing.T) {
 		t.Fatalf("%d polls for a 20ms timeout every 5ms: the loop is not bounded", n)
 	}
 }
+
+func TestHolds(t *testing.T) {
+	n := 0
+	r := &recorder{TB: t}
+	Holds(r, "steady", 20*time.Millisecond, 5*time.Millisecond, func() (bool, string) { n++; return true, "" })
+	if r.failed != "" || n < 2 || n > 20/5+2 {
+		t.Fatalf("a condition that holds: %d polls, failed %q", n, r.failed)
+	}
+	n = 0
+	Holds(r, "steady", time.Second, time.Millisecond, func() (bool, string) { n++; return n < 3, "moved" })
+	if n != 3 || !strings.HasSuffix(r.failed, ": moved") || !strings.HasPrefix(r.failed, "steady: broken") {
+		t.Fatalf("broken at the third poll: %d polls, failed %q", n, r.failed)
+	}
+}
