@@ -27,8 +27,8 @@ func TestREADMEIsTrue(t *testing.T) {
 		} else {
 			flags[o.Flag] = true
 		}
-		if !strings.Contains(readme, row) {
-			t.Errorf("README has no row %q", row)
+		if !strings.Contains(readme, row+" "+o.Default+" |") {
+			t.Errorf("README has no row %q with the settings table's default %q", row, o.Default)
 		}
 	}
 	// Every "| `--x`" row of the flag table is a flag of run.
