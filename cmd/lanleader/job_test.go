@@ -171,7 +171,7 @@ func TestResignLive(t *testing.T) {
 	// (the term of the leadership that ended, read when it ended, not the
 	// next one's).
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("node 2 resigns (term %d)", ag.Term)) || !strings.Contains(out, "it stays out of elections for 5s") ||
-		!regexp.MustCompile(fmt.Sprintf(`node-1 \(node 1\) leads now, term %d, \d+ms after the request`, ag.Term+1)).MatchString(out) {
+		!regexp.MustCompile(fmt.Sprintf(`node-1 \(node 1\) leads now, term %d, \d+\.\dms after the request`, ag.Term+1)).MatchString(out) {
 		t.Errorf("resign on the leader: exit %d, stdout %q, stderr %q", code, out, stderr.String())
 	}
 	// Both agree on node 1 with that term (each agent publishes its
@@ -222,5 +222,21 @@ func TestResignWithKey(t *testing.T) {
 	code := run([]string{"resign", "--http", l.Agents[1].HTTPAddr(), "--key-file", keyFile, "--timeout", "10s"}, &stdout, &stderr)
 	if out := stdout.String(); code != 0 || !strings.Contains(out, "node 2 resigns (term ") || !strings.Contains(out, "node-1 (node 1) leads now") {
 		t.Errorf("resign with the key: exit %d, stdout %q, stderr %q", code, out, stderr.String())
+	}
+}
+
+// TestSinceText: a hand-over shorter than a millisecond still reads as a
+// time, not "0s".
+func TestSinceText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		400 * time.Microsecond:   "0.4ms",
+		0:                        "0.0ms",
+		3456 * time.Microsecond:  "3.5ms",
+		1234 * time.Millisecond:  "1234.0ms",
+		12340 * time.Millisecond: "12.3s",
+	} {
+		if got := sinceText(d); got != want {
+			t.Errorf("sinceText(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,8 +95,8 @@ func runResign(args []string, stdout, stderr io.Writer) int {
 			if name == "" {
 				name = "?"
 			}
-			fmt.Fprintf(stdout, "%s (node %d) leads now, term %d, %v after the request\n",
-				name, st.LeaderID, st.Term, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(stdout, "%s (node %d) leads now, term %d, %s after the request\n",
+				name, st.LeaderID, st.Term, sinceText(time.Since(start)))
 			return 0
 		default:
 			why = fmt.Sprintf("this node is %s, leader %d", st.State, st.LeaderID)
@@ -106,6 +107,16 @@ func runResign(args []string, stdout, stderr io.Writer) int {
 		}
 		time.Sleep(20 * time.Millisecond) // polling the agent's /status
 	}
+}
+
+// sinceText is how long the hand-over took, as resign says it: in
+// milliseconds with a tenth (a hand-over on one host can take less than
+// one: rounded to the millisecond it read "0s"), in seconds from 10s.
+func sinceText(d time.Duration) string {
+	if d >= 10*time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
 }
 
 func postResign(resignURL, token string) (agent.ResignAnswer, error) {
