@@ -7,6 +7,7 @@ package procstat
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -73,8 +74,12 @@ func Machine() (busy, all time.Duration, err error) {
 		return 0, 0, fmt.Errorf("/proc/stat: %w", err)
 	}
 	c := st.CPUTotal
-	idle := c.Idle + c.Iowait
-	total := idle + c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
-	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-	return sec(total - idle), sec(total), nil
+	// procfs gives each state in seconds, a float of whole ticks: each is
+	// rounded to the millisecond before the sums, so that the same ticks
+	// always give the same durations (summed as floats, busy once went
+	// back by a nanosecond between two readings).
+	ms := func(s float64) time.Duration { return time.Duration(math.Round(s*1000)) * time.Millisecond }
+	idle := ms(c.Idle) + ms(c.Iowait)
+	busy = ms(c.User) + ms(c.Nice) + ms(c.System) + ms(c.IRQ) + ms(c.SoftIRQ) + ms(c.Steal)
+	return busy, busy + idle, nil
 }
