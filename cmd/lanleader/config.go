@@ -20,8 +20,8 @@ import (
 )
 
 // runUsage is what `lanleader run -h` prints, the manual of run.txt. Every
-// flag of newRunFlags is in it (config_test.go checks), and so are the
-// defaults of agent.Config.
+// flag of newRunFlags is in it (config_test.go checks), and every default
+// the settings table states (runhelp_test.go).
 //
 //go:embed run.txt
 var runUsage string
@@ -309,7 +309,7 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 		return agent.Config{}, nil, onceFlags{}, attribute(err, where)
 	}
 	var level slog.Level
-	_ = level.UnmarshalText([]byte(s.LogLevel)) // one of names["log-level"], checked by set
+	_ = level.UnmarshalText([]byte(s.LogLevel)) // one of the log-level setting's Names, checked by set
 	// A reload sets the agent's LevelVar to the level read again.
 	cfg.LogLevel = new(slog.LevelVar)
 	cfg.LogLevel.Set(level)
