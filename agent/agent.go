@@ -20,6 +20,7 @@ import (
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/agent/part/checks"
+	"github.com/lanleader/lanleader/agent/part/links"
 	"github.com/lanleader/lanleader/agent/part/sdnotify"
 	"github.com/lanleader/lanleader/agent/part/trackfile"
 	"github.com/lanleader/lanleader/detector"
@@ -99,7 +100,7 @@ type Agent struct {
 	metaPush metaPush     // the metadata broadcasts (meta.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
 	vips     vipAgent     // the virtual addresses (vip.go)
-	links    linkAgent    // the carrier of the interfaces tracked (links.go)
+	links    *links.Links // the carrier of the interfaces tracked
 
 	loop loopState // owned by the event loop goroutine
 }
@@ -113,9 +114,9 @@ type Check = config.Check
 
 // seams replace what the agent reaches of the host, for the tests.
 type seams struct {
-	jobSystemd jobSystemd  // the D-Bus connection to systemd for the job unit
-	vipDrv     *vipDriver  // what adds, removes and probes the addresses
-	linkWatch  linkWatcher // the carrier's watch of the interfaces
+	jobSystemd jobSystemd    // the D-Bus connection to systemd for the job unit
+	vipDrv     *vipDriver    // what adds, removes and probes the addresses
+	linkWatch  links.Watcher // the carrier's watch of the interfaces
 	// conflictMemory replaces the constant of that name in tests that
 	// watch a conflict outlive it (0: the constant).
 	conflictMemory time.Duration
@@ -211,16 +212,16 @@ func (a *Agent) newConcerns(sm seams) {
 	if sm.vipDrv != nil {
 		a.vips.drv = *sm.vipDrv
 	}
-	a.links.kick = make(chan struct{}, 1)
-	a.links.watch = systemLinks
-	if sm.linkWatch != nil {
-		a.links.watch = sm.linkWatch
-	}
 	h := loopHost{a}
+	watch := links.System
+	if sm.linkWatch != nil {
+		watch = sm.linkWatch
+	}
+	a.links = links.New(h, watch, a.machine.Config().StartupWait, a.applyStandby)
 	a.notify = sdnotify.New(h)
 	a.track = trackfile.New(h, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
 	a.checks = checks.New(h, a.met, proc.ShellChecks(hookEnv(cfg, "starting", 0, 0)), a.onChecks)
-	a.parts = []part.Part{a.notify, a.track, a.checks}
+	a.parts = []part.Part{a.notify, a.track, a.checks, a.links}
 }
 
 // newMachine builds the election machine of cfg with priority p (the
@@ -278,8 +279,7 @@ func (a *Agent) Start() (err error) {
 		return err
 	}
 	// Every link's state is known before the first election.
-	a.links.electionDev = ifi.Name
-	if err := a.watchLinks(); err != nil {
+	if err := a.watchLinks(ifi.Name); err != nil {
 		return err
 	}
 	if err := a.openSockets(ip, ifi); err != nil {

@@ -86,7 +86,7 @@ func (a *Agent) updateJob() {
 	st := a.machine.Status()
 	// The addresses first: the job starts only once they are held.
 	run := st.State == election.StateLeader && !l.leaving && !l.haltJob && !l.resigning && l.jobWait == "" && l.takeoverUntil == 0 && a.vipsReady()
-	if run && !l.wantRun && a.carrierGone() {
+	if run && !l.wantRun && a.links.Gone() {
 		return // it stepped down: onLinks updated the job
 	}
 	if run && (!l.wantRun || l.steppedDown) {
@@ -426,7 +426,6 @@ func (a *Agent) onAux() {
 		a.applyPriority()
 	}
 	a.staleDue(now)
-	a.carrierDue(now)
 	part.RunDue(a.parts, now)
 	a.rearmAux()
 }
@@ -458,9 +457,6 @@ func (a *Agent) rearmAux() {
 	}
 	if l.stalePending {
 		at(l.staleDue)
-	}
-	if l.carrierBack {
-		at(l.carrierListen)
 	}
 	if next < 0 {
 		l.aux.Stop()

@@ -12,7 +12,7 @@ import (
 	"github.com/lanleader/lanleader/election"
 )
 
-// The election interface's carrier (links.go), driven by the fake link
+// The election interface's carrier (agent/part/links), driven by the fake link
 // watch of vip_test.go: the agents bind 127.0.0.1, whose interface is lo.
 
 // carrierJob appends its node_id to starts once it has set its SIGTERM

@@ -65,7 +65,6 @@ type loopState struct {
 
 	leadState
 	vipLoopState
-	linkLoopState
 	standbyState
 
 	// tooManyVoters: more voters are alive than --quorum counts (warned
@@ -115,7 +114,7 @@ func (a *Agent) run() {
 			a.onAux()
 		case <-a.procs.dirty:
 			l.dirty = true
-		case <-a.links.kick:
+		case <-a.links.Kick():
 			a.onLinks()
 		case <-tick.C:
 			a.housekeep()

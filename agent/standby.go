@@ -9,7 +9,7 @@ import (
 
 // Standby (keepalived's FAULT state): the node takes no part in the
 // elections while any reason holds: the election interface without
-// carrier (links.go), a link of the virtual addresses down (vip.go), a
+// carrier (agent/part/links), a link of the virtual addresses down (vip.go), a
 // failed check of weight 0 (checks.go), a track file present
 // (agent/part/trackfile), no member joined yet for `run --once` (jobonce.go).
 // applyStandby is the one place that decides it; each source calls it
@@ -25,11 +25,11 @@ type standbyState struct {
 func (a *Agent) standbyReasons() []string {
 	l := &a.loop
 	var why []string
-	if r := a.carrierReason(); r != "" {
+	if r := a.links.Reason(); r != "" {
 		why = append(why, r)
 	}
-	if len(l.linksDown) > 0 {
-		why = append(why, "a link of the virtual addresses is down ("+strings.Join(l.linksDown, ",")+")")
+	if d := a.links.VIPDown(); len(d) > 0 {
+		why = append(why, "a link of the virtual addresses is down ("+strings.Join(d, ",")+")")
 	}
 	if f := a.checks.Faults(); len(f) > 0 {
 		why = append(why, "a check of weight 0 fails ("+strings.Join(f, ",")+")")
@@ -59,7 +59,7 @@ func (a *Agent) applyStandby() {
 	if want == l.standby || l.leaving {
 		return
 	}
-	if want && a.machine.Status().State == election.StateLeader && !a.carrierStepDown() {
+	if want && a.machine.Status().State == election.StateLeader && !a.links.CarrierLost() {
 		a.beginResign(strings.Join(why, "; "))
 		return
 	}
@@ -88,4 +88,24 @@ func (a *Agent) faultHook(on bool, why []string) {
 	}
 	env := append(hookEnv(&a.cfg, state, st.Term, st.Leader), "LANLEADER_FAULT="+strings.Join(why, "; "))
 	a.procs.hooks.Add(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env})
+}
+
+// watchLinks (re)starts the links part's watch: the election interface
+// electionDev, and with VIPTrackLink the virtual addresses' interfaces.
+func (a *Agent) watchLinks(electionDev string) error {
+	var vipDevs []string
+	if a.cfg.VIPTrackLink {
+		for _, ad := range a.vips.addrs {
+			vipDevs = append(vipDevs, ad.Dev)
+		}
+	}
+	return a.links.Watch(electionDev, vipDevs)
+}
+
+// onLinks reads the links part's news (its watch reported, or the loop
+// starts) and arms the aux timer for the listen that follows a carrier
+// back.
+func (a *Agent) onLinks() {
+	a.links.Update()
+	a.rearmAux()
 }

@@ -152,7 +152,7 @@ func (a *Agent) publish() {
 		s.LastReload = &r
 	}
 	s.VIPs = a.vipStatus()
-	s.LinksDown = slices.Clone(l.linksDown)
+	s.LinksDown = slices.Clone(a.links.VIPDown())
 	var vips []metrics.VIP
 	for _, v := range s.VIPs {
 		vips = append(vips, metrics.VIP{Address: v.Address, Up: v.Up})

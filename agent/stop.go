@@ -199,7 +199,7 @@ func (a *Agent) closeAll() {
 	if a.tr != nil {
 		a.tr.Close()
 	}
-	a.stopLinks()
+	a.links.Close()
 	a.closeVIPs()
 	if c, ok := a.procs.systemd.(interface{ Close() }); ok {
 		c.Close()

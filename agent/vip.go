@@ -41,7 +41,7 @@ import (
 //   - A link of theirs down (VIPTrackLink): the node takes no part in
 //     elections until it is up again; a leader hands over as a resign
 //     does (election.EvStandby, applyStandby). The election interface
-//     without carrier (links.go): the leader steps down at once, and
+//     without carrier (agent/part/links): the leader steps down at once, and
 //     they go at once.
 //   - The agent's death (SIGKILL, a crash): the address keeper, a child
 //     started with the agent (proc.StartKeeper), is told by the kernel

@@ -61,7 +61,7 @@ func (a *Agent) reloadVIPs(list []VIP) bool {
 	if len(next) > 0 {
 		a.startKeeper()
 	}
-	if err := a.watchLinks(); err != nil {
+	if err := a.watchLinks(a.links.ElectionDev()); err != nil {
 		a.log.Error("reload: links not watched", "err", err)
 	}
 	a.log.Info("virtual addresses reloaded", "vips", a.vipList(), "removed", len(gone))
