@@ -2,12 +2,10 @@ package agent
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -295,88 +293,6 @@ func (a *Agent) Start() (err error) {
 	return nil
 }
 
-// electionIP is the address of the election socket and the interface of
-// the multicast group, for memberlist's bind address: the bind address
-// itself, or with 0.0.0.0 an IPv4 address of the default route's
-// interface.
-func electionIP(bind netip.AddrPort) (netip.Addr, *net.Interface, error) {
-	ip := bind.Addr().Unmap()
-	switch {
-	case ip.IsUnspecified() && ip.Is6():
-		return ip, nil, fmt.Errorf("bind %v: give an IPv6 agent its address (the IPv4 one is found by itself)", bind.Addr())
-	case ip.IsLinkLocalUnicast() && ip.Is6():
-		return ip, nil, fmt.Errorf("bind %v: link-local IPv6 addresses are not supported; use a global or unique-local (fd00::/8) address", bind.Addr())
-	case ip.IsUnspecified():
-		return udp.AdvertiseAddr()
-	}
-	ifi, err := udp.InterfaceOf(ip)
-	if err != nil {
-		return ip, nil, fmt.Errorf("bind %v: %w", bind.Addr(), err)
-	}
-	if ifi == nil {
-		return ip, nil, notReady(fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(udp.HostAddrs(), ", ")))
-	}
-	return ip, ifi, nil
-}
-
-// openSockets opens the HTTP listener and the election sockets (joined to
-// the multicast group with the multicast transport).
-func (a *Agent) openSockets(ip netip.Addr, ifi *net.Interface) (err error) {
-	cfg := &a.cfg
-	if cfg.HTTP != "" {
-		if a.web.ln, err = net.Listen("tcp", cfg.HTTP); err != nil {
-			return udp.ListenError("http", cfg.HTTP, err)
-		}
-	}
-	var group netip.Addr
-	if cfg.Transport == config.TransportMulticast {
-		group = cfg.Group
-		if !group.IsValid() {
-			group = config.DefaultGroup4
-			if !ip.Is4() {
-				group = config.DefaultGroup6
-			}
-		}
-	}
-	a.tr, err = udp.Open(netip.AddrPortFrom(ip, uint16(cfg.ElectionPort)), group, ifi)
-	return err
-}
-
-// startMemberlist creates the memberlist on bind, announcing ip when bind
-// is unspecified.
-func (a *Agent) startMemberlist(bind netip.AddrPort, ip netip.Addr) (err error) {
-	a.del = &delegate{queue: newEventQueue()}
-	a.setMeta()
-	mc, err := memberlistConfig(&a.cfg, bind, a.del, a.auth.keys)
-	if err != nil {
-		return err
-	}
-	if bind.Addr().IsUnspecified() {
-		mc.AdvertiseAddr = ip.String()
-	}
-	if a.ml, err = memberlist.Create(mc); err != nil {
-		return memberlistError(bind, err)
-	}
-	if a.metaPush.update == nil {
-		a.metaPush.update = a.ml.UpdateNode
-	}
-	ln := a.ml.LocalNode()
-	gip, _ := netip.AddrFromSlice(ln.Addr)
-	a.gossip = netip.AddrPortFrom(gip.Unmap(), ln.Port)
-	return nil
-}
-
-// startJoiner starts joining the seeds in the background.
-func (a *Agent) startJoiner() {
-	seeds := make([]string, len(a.cfg.Join))
-	for i, s := range a.cfg.Join {
-		seeds[i] = normalizeSeed(s, config.DefaultGossipPort)
-	}
-	a.joiner = &joiner{ml: a.ml, seeds: seeds, log: a.log, kick: make(chan []string, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), before: a.beforeJoin}
-	go a.joiner.run()
-}
-
 // logStart logs the settings the agent started with, and warns of the
 // risky ones.
 func (a *Agent) logStart() {
@@ -448,18 +364,6 @@ func (a *Agent) startWorkers() {
 	}
 	a.checks.Start()
 	a.track.Start()
-}
-
-// memberlistError names the problem of a failed memberlist start.
-func memberlistError(bind netip.AddrPort, err error) error {
-	s := err.Error()
-	switch {
-	case strings.Contains(s, "address already in use"):
-		return notReady(fmt.Errorf("bind %v: gossip port already in use (another lanleader, consul or serf listens there)", bind))
-	case strings.Contains(s, "cannot assign requested address"):
-		return notReady(fmt.Errorf("bind %v: address not on this host", bind))
-	}
-	return fmt.Errorf("memberlist on %v: %s", bind, oneLine(err))
 }
 
 // GossipAddr is memberlist's address (after Start).

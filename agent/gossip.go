@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // memberEvent is a membership change, queued for the event loop.
@@ -351,4 +353,51 @@ func memberStatus(s memberlist.NodeStateType) string {
 		return "left"
 	}
 	return fmt.Sprintf("state(%d)", s)
+}
+
+// startMemberlist creates the memberlist on bind, announcing ip when bind
+// is unspecified.
+func (a *Agent) startMemberlist(bind netip.AddrPort, ip netip.Addr) (err error) {
+	a.del = &delegate{queue: newEventQueue()}
+	a.setMeta()
+	mc, err := memberlistConfig(&a.cfg, bind, a.del, a.auth.keys)
+	if err != nil {
+		return err
+	}
+	if bind.Addr().IsUnspecified() {
+		mc.AdvertiseAddr = ip.String()
+	}
+	if a.ml, err = memberlist.Create(mc); err != nil {
+		return memberlistError(bind, err)
+	}
+	if a.metaPush.update == nil {
+		a.metaPush.update = a.ml.UpdateNode
+	}
+	ln := a.ml.LocalNode()
+	gip, _ := netip.AddrFromSlice(ln.Addr)
+	a.gossip = netip.AddrPortFrom(gip.Unmap(), ln.Port)
+	return nil
+}
+
+// memberlistError names the problem of a failed memberlist start.
+func memberlistError(bind netip.AddrPort, err error) error {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "address already in use"):
+		return notReady(fmt.Errorf("bind %v: gossip port already in use (another lanleader, consul or serf listens there)", bind))
+	case strings.Contains(s, "cannot assign requested address"):
+		return notReady(fmt.Errorf("bind %v: address not on this host", bind))
+	}
+	return fmt.Errorf("memberlist on %v: %s", bind, oneLine(err))
+}
+
+// startJoiner starts joining the seeds in the background.
+func (a *Agent) startJoiner() {
+	seeds := make([]string, len(a.cfg.Join))
+	for i, s := range a.cfg.Join {
+		seeds[i] = normalizeSeed(s, config.DefaultGossipPort)
+	}
+	a.joiner = &joiner{ml: a.ml, seeds: seeds, log: a.log, kick: make(chan []string, 1),
+		stop: make(chan struct{}), done: make(chan struct{}), before: a.beforeJoin}
+	go a.joiner.run()
 }

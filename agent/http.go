@@ -38,7 +38,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 		}
 		fmt.Fprintf(w, "ok %s term %d leader %d\n", s.State, s.Term, s.LeaderID)
 	})
-	// GET /leader: the leader gate of load balancers (leadergate.go).
+	// GET /leader: the leader gate of load balancers (serveLeader, below).
 	mux.HandleFunc("GET /leader", a.serveLeader)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
 		Registry:            a.reg,
@@ -125,4 +125,31 @@ func fromThisHost(r *http.Request) bool {
 	}
 	lap, err := netip.ParseAddrPort(local.String())
 	return err == nil && lap.Addr().Unmap() == remote.Addr().Unmap()
+}
+
+// LeaderAnswer is the body of GET /leader, the leader gate of load
+// balancers and of `lanleader status --is-leader` and `lanleader
+// exec-if-leader`: 200 OK on the leader, 503 elsewhere.
+type LeaderAnswer struct {
+	Node     string `json:"node"`      // this node's name
+	NodeID   uint64 `json:"node_id"`   // this node's node_id
+	Leader   bool   `json:"leader"`    // this node leads now
+	State    string `json:"state"`     // as in /status
+	Term     uint64 `json:"term"`      // the term (the job's fencing token)
+	LeaderID uint64 `json:"leader_id"` // the leader this node knows, 0: none
+}
+
+// serveLeader is GET /leader. It reads the loop's latest snapshot, like
+// /status: in quorum mode a leader is a leader only while it holds its
+// lease.
+func (a *Agent) serveLeader(w http.ResponseWriter, r *http.Request) {
+	s := a.Status()
+	ans := LeaderAnswer{Node: s.Name, NodeID: s.NodeID, Leader: s.State == "leader", State: s.State,
+		Term: s.Term, LeaderID: s.LeaderID}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !ans.Leader {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(&ans)
 }

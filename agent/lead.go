@@ -72,7 +72,7 @@ type leadState struct {
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
 	penalised    bool
 
-	awaitJoin bool // Config.JoinBeforeLead: no member has joined yet (jobonce.go)
+	awaitJoin bool // Config.JoinBeforeLead: no member has joined yet (job.go)
 	followed  bool // this node followed a leader (or led) since it started
 	aux       *time.Timer
 }
@@ -332,7 +332,7 @@ func (a *Agent) finishResign() {
 		a.step(a.now(), election.Event{Kind: election.EvResign})
 	}
 	a.updateJob()
-	// A resign for a standby (standby.go): now out of the elections.
+	// A resign for a standby (health.go): now out of the elections.
 	a.applyStandby()
 }
 

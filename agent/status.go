@@ -1,5 +1,9 @@
 package agent
 
+import (
+	"github.com/lanleader/lanleader/election"
+)
+
 // What the agent publishes: the /status document, built by the loop in
 // publish and read by any goroutine through Status.
 
@@ -179,4 +183,26 @@ func (a *Agent) Status() Status {
 	return Status{Name: a.cfg.Name, NodeID: a.cfg.NodeID, Priority: a.cfg.Priority, BasePriority: a.cfg.Priority, State: "starting",
 		Algorithm: a.cfg.Algorithm, Cluster: a.cfg.Cluster, Transport: a.cfg.Transport, Version: a.cfg.Version, Members: []Member{},
 		Role: a.cfg.ElectionRole().String()}
+}
+
+// checkVoters warns, once until it is no longer so, when more members
+// that vote (candidates and witnesses, this node included) are alive
+// than quorum mode's N: two disjoint majorities of N could then form, and
+// elect two leaders. N must count every candidate and witness and no
+// observer. roles counts the other alive members by role.
+func (a *Agent) checkVoters(roles map[string]int) {
+	l := &a.loop
+	if a.cfg.Quorum == 0 {
+		return
+	}
+	voters := roles[election.RoleCandidate.String()] + roles[election.RoleWitness.String()]
+	if a.cfg.ElectionRole().Votes() {
+		voters++
+	}
+	over := voters > a.cfg.Quorum
+	if over && !l.tooManyVoters {
+		a.log.Warn("more voting members are alive than --quorum counts: two majorities could elect two leaders; --quorum must count every candidate and witness (and no observer)",
+			"quorum", a.cfg.Quorum, "voters", voters)
+	}
+	l.tooManyVoters = over
 }

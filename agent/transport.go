@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/internal/ident"
@@ -298,4 +300,51 @@ type packet struct {
 	// conflict: the packet was dropped because another node sends with
 	// this node's node_id; it reaches the loop only as that evidence.
 	conflict bool
+}
+
+// electionIP is the address of the election socket and the interface of
+// the multicast group, for memberlist's bind address: the bind address
+// itself, or with 0.0.0.0 an IPv4 address of the default route's
+// interface.
+func electionIP(bind netip.AddrPort) (netip.Addr, *net.Interface, error) {
+	ip := bind.Addr().Unmap()
+	switch {
+	case ip.IsUnspecified() && ip.Is6():
+		return ip, nil, fmt.Errorf("bind %v: give an IPv6 agent its address (the IPv4 one is found by itself)", bind.Addr())
+	case ip.IsLinkLocalUnicast() && ip.Is6():
+		return ip, nil, fmt.Errorf("bind %v: link-local IPv6 addresses are not supported; use a global or unique-local (fd00::/8) address", bind.Addr())
+	case ip.IsUnspecified():
+		return udp.AdvertiseAddr()
+	}
+	ifi, err := udp.InterfaceOf(ip)
+	if err != nil {
+		return ip, nil, fmt.Errorf("bind %v: %w", bind.Addr(), err)
+	}
+	if ifi == nil {
+		return ip, nil, notReady(fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(udp.HostAddrs(), ", ")))
+	}
+	return ip, ifi, nil
+}
+
+// openSockets opens the HTTP listener and the election sockets (joined to
+// the multicast group with the multicast transport).
+func (a *Agent) openSockets(ip netip.Addr, ifi *net.Interface) (err error) {
+	cfg := &a.cfg
+	if cfg.HTTP != "" {
+		if a.web.ln, err = net.Listen("tcp", cfg.HTTP); err != nil {
+			return udp.ListenError("http", cfg.HTTP, err)
+		}
+	}
+	var group netip.Addr
+	if cfg.Transport == config.TransportMulticast {
+		group = cfg.Group
+		if !group.IsValid() {
+			group = config.DefaultGroup4
+			if !ip.Is4() {
+				group = config.DefaultGroup6
+			}
+		}
+	}
+	a.tr, err = udp.Open(netip.AddrPortFrom(ip, uint16(cfg.ElectionPort)), group, ifi)
+	return err
 }
