@@ -170,3 +170,29 @@ func (a *Agent) closeChecks() {
 	a.procs.mu.Unlock()
 	a.checks.Stop()
 }
+
+// effectivePriority is the configured priority less the weights of the
+// failed checks, 1 while penalised, never below 1.
+func (a *Agent) effectivePriority() uint16 {
+	p := int(a.cfg.Priority) - a.checks.Weights()
+	if a.loop.penalised {
+		p = 1
+	}
+	return uint16(max(p, 1))
+}
+
+// applyPriority gives the machine and the other members the effective
+// priority when it changed.
+func (a *Agent) applyPriority() {
+	l := &a.loop
+	p := a.effectivePriority()
+	if p == a.machine.Status().Self.Priority {
+		return
+	}
+	a.log.Info("priority changed", "priority", p, "base_priority", a.cfg.Priority,
+		"failing_checks", a.checks.Failing(), "penalised", l.penalised)
+	a.step(a.now(), election.Event{Kind: election.EvSetPriority, Priority: p})
+	a.setMeta()
+	a.pushMeta()
+	l.dirty = true
+}
