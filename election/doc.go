@@ -40,12 +40,13 @@
 //     the agent's machine): a suspicion confirmed before anyone elects
 //     (harden_confirm.go), by a few vouchers in a herd
 //     (harden_vouchers.go, harden_probeherd.go), with waits that follow
-//     the round trips (harden_rtt.go).
+//     the round trips (harden_rtt.go), and quorum mode's pre-vote
+//     (harden_prevote.go).
 //   - quorum*.go: quorum mode, below.
 //   - scale_*.go: bully in O(n) messages (Hardening.ScaledElection).
 //
-// Quorum mode (Config.Quorum; quorum.go, and quorum_lease.go for the
-// leader's side) adds split-brain safety to every algorithm through the
+// Quorum mode (Config.Quorum; quorum.go, quorum_ack.go for the
+// followers' acknowledgements, and quorum_lease.go for the leader's side) adds split-brain safety to every algorithm through the
 // core: a node leads only with the acknowledgements of a majority of the
 // expected cluster size, under a lease that its followers' promises
 // outlast by a margin for clock drift (MaxClockDrift, 500 ppm); a leader
