@@ -15,7 +15,7 @@ type FakeHost struct {
 	now   time.Duration
 	posts []func()
 	dirty bool
-	Logs  bytes.Buffer
+	logs  bytes.Buffer
 	log   *slog.Logger
 }
 
@@ -83,14 +83,14 @@ func (h *FakeHost) TakeDirty() bool {
 	return d
 }
 
-// Log writes to Logs, without time stamps.
+// Log writes to a buffer (LogText), without time stamps.
 func (h *FakeHost) Log() *slog.Logger { return h.log }
 
 // LogText is what was logged.
 func (h *FakeHost) LogText() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.Logs.String()
+	return h.logs.String()
 }
 
 type syncWriter struct{ h *FakeHost }
@@ -98,5 +98,5 @@ type syncWriter struct{ h *FakeHost }
 func (w *syncWriter) Write(p []byte) (int, error) {
 	w.h.mu.Lock()
 	defer w.h.mu.Unlock()
-	return w.h.Logs.Write(p)
+	return w.h.logs.Write(p)
 }
