@@ -1,6 +1,7 @@
 package election
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -173,45 +174,21 @@ func (c Config) WithDefaults() Config {
 
 // fill sets the defaults of every zero field.
 func (c *Config) fill() {
-	if c.Algorithm == "" {
-		c.Algorithm = AlgorithmBully
-	}
-	if c.Priority == 0 {
-		c.Priority = 100
-	}
-	if c.HeartbeatInterval == 0 {
-		c.HeartbeatInterval = 100 * time.Millisecond
-	}
-	if c.SuspectAfter == 0 {
-		c.SuspectAfter = 3 * c.HeartbeatInterval
-	}
-	if c.AnswerTimeout == 0 {
-		c.AnswerTimeout = 50 * time.Millisecond
-	}
-	if c.CoordinatorTimeout == 0 {
-		c.CoordinatorTimeout = 4 * c.AnswerTimeout
-	}
-	if c.ConfirmTimeout == 0 {
-		c.ConfirmTimeout = min(max(c.HeartbeatInterval/20, time.Millisecond), 5*time.Millisecond)
-	}
-	if c.StartupWait == 0 {
-		c.StartupWait = c.SuspectAfter
-	}
-	if c.ResignHoldoff == 0 {
-		c.ResignHoldoff = 10 * c.HeartbeatInterval
-	}
+	c.Algorithm = cmp.Or(c.Algorithm, AlgorithmBully)
+	c.Priority = cmp.Or(c.Priority, 100)
+	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, 100*time.Millisecond)
+	c.SuspectAfter = cmp.Or(c.SuspectAfter, 3*c.HeartbeatInterval)
+	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, 50*time.Millisecond)
+	c.CoordinatorTimeout = cmp.Or(c.CoordinatorTimeout, 4*c.AnswerTimeout)
+	c.ConfirmTimeout = cmp.Or(c.ConfirmTimeout, min(max(c.HeartbeatInterval/20, time.Millisecond), 5*time.Millisecond))
+	c.StartupWait = cmp.Or(c.StartupWait, c.SuspectAfter)
+	c.ResignHoldoff = cmp.Or(c.ResignHoldoff, 10*c.HeartbeatInterval)
 	// A resigned node never takes leadership back before PreemptDelay.
 	c.ResignHoldoff = max(c.ResignHoldoff, c.PreemptDelay)
 	if c.Quorum > 0 {
-		if c.Lease == 0 {
-			c.Lease = c.SuspectAfter
-		}
-		if c.LeaseMargin == 0 {
-			c.LeaseMargin = max(c.Lease/10, MinLeaseMargin(c.Lease))
-		}
-		if c.ClaimWait == 0 {
-			c.ClaimWait = c.Lease + c.LeaseMargin + 2*c.HeartbeatInterval
-		}
+		c.Lease = cmp.Or(c.Lease, c.SuspectAfter)
+		c.LeaseMargin = cmp.Or(c.LeaseMargin, max(c.Lease/10, MinLeaseMargin(c.Lease)))
+		c.ClaimWait = cmp.Or(c.ClaimWait, c.Lease+c.LeaseMargin+2*c.HeartbeatInterval)
 	}
 }
 

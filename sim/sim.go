@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -100,24 +101,16 @@ func New(cfg Config) (*Sim, error) {
 		return nil, fmt.Errorf("sim: no nodes")
 	}
 	cfg.MembershipDelay = cfg.membershipDelay()
-	if cfg.UpdateDelay == 0 {
-		cfg.UpdateDelay = 300 * time.Millisecond
-	}
+	cfg.UpdateDelay = cmp.Or(cfg.UpdateDelay, 300*time.Millisecond)
+	cfg.JobMetaDelay = cmp.Or(cfg.JobMetaDelay, 300*time.Millisecond)
+	cfg.JobSyncDelay = cmp.Or(cfg.JobSyncDelay, 20*time.Millisecond)
+	cfg.JobWaitMargin = cmp.Or(cfg.JobWaitMargin, 2*time.Second)
 	s := &Sim{
 		cfg:  cfg,
 		rng:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		net:  cfg.Net,
 		cut:  make(map[[2]int]bool),
 		byID: make(map[election.NodeID]int),
-	}
-	if cfg.JobMetaDelay == 0 {
-		cfg.JobMetaDelay = 300 * time.Millisecond
-	}
-	if cfg.JobSyncDelay == 0 {
-		cfg.JobSyncDelay = 20 * time.Millisecond
-	}
-	if cfg.JobWaitMargin == 0 {
-		cfg.JobWaitMargin = 2 * time.Second
 	}
 	s.cfg = cfg
 	seen := map[election.NodeID]bool{}
