@@ -462,10 +462,7 @@ func run(o options, stdout, stderr io.Writer) int {
 	for _, alg := range o.algorithms {
 		for _, hb := range o.heartbeats {
 			for _, mode := range o.modes {
-				setting := "heartbeat " + hb.String()
-				if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
-					setting = alg + ", " + setting
-				}
+				setting := o.setting(alg, hb)
 				for _, q := range o.quorums {
 					measure("lanleader", setting, q, mode, func(res *result) { measureLanleader(r, o, alg, hb, q, mode, rng, res) })
 				}

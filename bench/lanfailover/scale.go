@@ -67,10 +67,7 @@ func runScale(r *runner, o options, stdout, stderr io.Writer, rng *rand.Rand) in
 	for _, alg := range o.algorithms {
 		for _, hb := range o.heartbeats {
 			for _, q := range o.scaleQuorums {
-				setting := "heartbeat " + hb.String()
-				if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
-					setting = alg + ", " + setting
-				}
+				setting := o.setting(alg, hb)
 				if q {
 					setting += ", quorum n"
 				}
@@ -223,4 +220,14 @@ func usageColumns(us []usage) []string {
 		otherMax = pct(o.Max)
 	}
 	return []string{pct(c.Median), otherMax, pct(time.Duration(leader.IdleCPU * 1000)), mib(m.Median), mib(m.Max)}
+}
+
+// setting names a row's algorithm (when the run has more than bully
+// alone) and heartbeat.
+func (o options) setting(alg string, hb time.Duration) string {
+	s := "heartbeat " + hb.String()
+	if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
+		s = alg + ", " + s
+	}
+	return s
 }
