@@ -65,7 +65,7 @@ func (c *core) prevoteBackoff() {
 // starts one host after another had every started host pre-vote every
 // SuspectAfter until 65 had started: a k-host LAN's k PROBEs and k²
 // VOUCHes a round. A node that follows a leader (it would take over from
-// it) probes as before, and so does a smaller cluster: the answers of
+// it) probes at every suspicion, and so does a smaller cluster: the answers of
 // voters its view does not list yet count too, and a node that has just
 // restarted may wait seconds for its member list.
 func (c *core) tooFewVoters() bool {

@@ -31,10 +31,10 @@ import (
 //     the packets that hosts read.
 //
 // A follower that confirms alone (a loss of its own) hears no herd and
-// sends every round, as before; in a herd its chance a round is at least
+// sends every round; in a herd its chance a round is at least
 // as good (one of many PROBEs reaches the leader, whose one VOUCH then
 // reaches it with probability 1−p, against (1−p)² for its own round trip).
-// Smaller clusters and the ring family are as before.
+// Smaller clusters and the ring family never count as a herd.
 //
 // Quorum mode follows the same rules (its crash is the same herd, and
 // worse: every follower then also pre-votes, and every voter answers every
@@ -230,8 +230,8 @@ func (c *core) armSuspect(at time.Duration) {
 // confirms at once and claims; a follower whose detector suspects but
 // whose alarm has not yet rung does not hear its leader (healthy is
 // false), so it takes that claim as soon as it arrives and never probes.
-// A crash of a 128-host LAN's leader used to set all 127 followers
-// probing and electing at once. The alarm itself is put off (not rung and
+// Without the skew, a crash of a 128-host LAN's leader sets all 127
+// followers probing and electing at once. The alarm itself is put off (not rung and
 // re-armed), so that the followers do not all wake at the same moment.
 // The rank is counted again only when the members or the leader change.
 func (c *core) suspectSkew() time.Duration {

@@ -10,8 +10,8 @@ import "time"
 // then arrives after its wait has run out, and the node elects though
 // the leader is alive. One such false election is a new leader that
 // everyone hears, whose claims the others must check: more load, later
-// answers, more false elections (the collapse of a 128-host LAN on a
-// 2-core test bed before this was added).
+// answers, more false elections (without the adaptive waits, a 128-host
+// LAN on a 2-core test bed collapsed so).
 //
 // So, like TCP's retransmission timeout (RFC 6298) and memberlist's
 // Lifeguard awareness, the waits stretch with what this node measures:

@@ -1,13 +1,13 @@
 package election
 
-// A PROBE (harden_confirm.go) goes to all, and outside quorum mode every member
-// that heard the leader more recently than the prober used to answer it
-// with a VOUCH: n−1 answers a PROBE, 5n(n−1) packets when every follower
-// confirms at once (a new leader some of them missed, a lost heartbeat
-// under load), the storm that keeps a large cluster from hearing its
-// leader. Now the leader answers, and so do about vouchers members picked
-// for each prober (vouchesFor): about vouchers+1 answers a PROBE, whatever
-// n. They are independent chances as before: with loss p on each packet,
+// A PROBE (harden_confirm.go) goes to all. Were every member that heard
+// the leader more recently than the prober to answer it with a VOUCH,
+// n−1 would answer a PROBE: 5n(n−1) packets when every follower confirms
+// at once (a new leader some of them missed, a lost heartbeat under
+// load), the storm that keeps a large cluster from hearing its leader.
+// So, outside quorum mode, the leader answers, and so do about vouchers
+// members picked for each prober (vouchesFor): about vouchers+1 answers a
+// PROBE, whatever n. They are independent chances: with loss p on each packet,
 // a round fails for all of them with probability (1−(1−p)²)^(vouchers+1),
 // 1e-4 at p = 20 %. Quorum mode keeps every answer (a VOUCH there is also
 // a pre-vote, and a pre-vote needs a majority), and so does the ring
@@ -21,8 +21,8 @@ package election
 func (c *core) thinned() bool { return c.cfg.Algorithm == AlgorithmBully && !c.q.on() }
 
 // vouchers is how many members besides the leader vouch to one prober:
-// as many as in a cluster of up to 9 nodes, where everyone still vouches
-// as before (the stability schedules' clusters have 3 to 7).
+// as many as in a cluster of up to 9 nodes, where every member vouches
+// (the stability schedules' clusters have 3 to 7).
 const vouchers = 8
 
 // vouchesFor reports whether this node is one of the vouchers of prober

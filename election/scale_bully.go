@@ -45,7 +45,7 @@ import (
 // ANSWERs of their ELECTIONs were O(n²) multicasts (8,128 of them in the
 // simulator at 128 nodes). A smaller quorum-mode cluster sends an ANSWER,
 // still to all, for every ELECTION; everywhere in quorum mode the
-// leader's replies go to the ELECTION's sender as before. None of this
+// leader's replies go to the ELECTION's sender alone. None of this
 // touches a vote: a claim still leads only with a majority's
 // acknowledgements (quorum.go).
 //

@@ -142,7 +142,7 @@ func (r *ringCore) acknowledge(m *wire.Message) bool {
 // The simulator's Hirschberg–Sinclair
 // stability schedules with a deaf leader and 5–10 % loss lost two rounds
 // in a row, and so elected after more than 3 s, in 237 of 20,000 (seeds
-// 259, 283, ...) before this.
+// 259, 283, ...) when the home was not tried again.
 func (r *ringCore) onHopTimeout() {
 	var due []hop
 	for len(r.hops) > 0 && r.hops[0].until <= r.now {
