@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/memberlist"
 
 	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/agent/internal/auth"
 )
 
 // memberEvent is a membership change, queued for the event loop.
@@ -116,7 +117,7 @@ func (d *delegate) NotifyConflict(existing, other *memberlist.Node) {
 // label with the data). With keys its traffic is encrypted (AES-256-GCM)
 // with the gossip key of the signing secret, the accepted secrets' keys
 // decrypt too, and unencrypted traffic is refused both ways.
-func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *authKeys) (*memberlist.Config, error) {
+func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *auth.Keys) (*memberlist.Config, error) {
 	mc := memberlist.DefaultLANConfig()
 	mc.Name = cfg.Name
 	mc.BindAddr = bind.Addr().String()
@@ -129,7 +130,7 @@ func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *authK
 	}
 	mc.Label = cfg.Cluster
 	if keys != nil {
-		kr, err := memberlist.NewKeyring(keys.gossip, keys.gossip[0])
+		kr, err := memberlist.NewKeyring(keys.Gossip, keys.Gossip[0])
 		if err != nil {
 			return nil, fmt.Errorf("memberlist keyring: %w", err)
 		}
@@ -150,7 +151,7 @@ func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *authK
 // its warnings and errors stay warnings and errors.
 type slogWriter struct {
 	l     *slog.Logger
-	peers authLog // rate of the lines about another key or cluster
+	peers auth.Log // rate of the lines about another key or cluster
 	// conflicts: memberlist logs a node's name claimed from two
 	// addresses ("Conflicting address") at each exchange that carries
 	// it, every few hundred milliseconds while it lasts (after a cloned
@@ -201,7 +202,7 @@ func (w *slogWriter) Write(p []byte) (int, error) {
 	if ls := strings.ToLower(s); strings.Contains(ls, "crypt") || strings.Contains(ls, "label") {
 		// Another key or cluster: one line at error per 10 s (a flood of
 		// junk on the gossip port must not flood the log), the rest at debug.
-		if w.peers.due() {
+		if w.peers.Due() {
 			w.l.Log(nil, slog.LevelError, s, "hint", keyHint)
 			return len(p), nil
 		}

@@ -61,7 +61,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 		}
 		if a.auth.keys != nil {
 			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || !a.auth.keys.resignAllowed(strings.TrimSpace(tok)) {
+			if !ok || !a.auth.keys.ResignAllowed(strings.TrimSpace(tok)) {
 				w.WriteHeader(http.StatusUnauthorized)
 				json.NewEncoder(w).Encode(ResignAnswer{Error: "this agent has a key: resign needs it (lanleader resign --key-file FILE)"})
 				return

@@ -348,7 +348,7 @@ func beaconEvery(interval time.Duration, members int) time.Duration {
 }
 
 // maxBeaconFactor bounds beaconEvery's factor: at the default interval a
-// beacon every 256 s at least, well within replayForget.
+// beacon every 256 s at least, well within auth.ReplayForget.
 const maxBeaconFactor = 256
 
 // housekeep runs every second: discovery beacons, memberlist's suspect
