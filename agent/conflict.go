@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lanleader/lanleader/agent/internal/meta"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -39,7 +40,7 @@ func (a *Agent) onNameConflict(ev memberEvent) {
 	// noticeClones keeps this evidence fresh at the other node
 	// (memberlist itself repeats the conflict only at its state
 	// exchanges, every 30 s or more).
-	if md, err := decodeMeta(ev.meta); err == nil && md.Election.IsValid() && onGossipAddr(md.Election, ev.detail) {
+	if md, err := meta.Decode(ev.meta); err == nil && md.Election.IsValid() && onGossipAddr(md.Election, ev.detail) {
 		l.clones[md.Election] = now
 	}
 	a.checkConflict()

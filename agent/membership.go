@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/meta"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -19,7 +20,7 @@ type member struct {
 	name     string
 	addr     string // memberlist address
 	status   string // alive, suspect, dead, left
-	meta     meta
+	meta     meta.Meta
 	metaOK   bool
 	changed  time.Duration
 	warnedMD bool
@@ -208,7 +209,7 @@ func (a *Agent) onMemberUp(ev memberEvent) {
 	}
 	old, oldOK := m.meta, m.metaOK
 	m.addr, m.status, m.changed = ev.addr, memberStatus(ev.state), now
-	md, err := decodeMeta(ev.meta)
+	md, err := meta.Decode(ev.meta)
 	if err == nil {
 		// Election packets go where a member's metadata says; that is
 		// on its own gossip address, never elsewhere.
