@@ -15,6 +15,8 @@ import (
 
 	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/auth"
+	"github.com/lanleader/lanleader/agent/internal/gossip"
+	"github.com/lanleader/lanleader/agent/internal/loglimit"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/agent/part"
@@ -62,7 +64,7 @@ type Agent struct {
 	tr      *udp.Transport
 	ml      *memberlist.Memberlist
 	del     *delegate
-	joiner  *joiner
+	joiner  *gossip.Joiner
 	// beforeJoin, when set (tests, before Start), runs before each join
 	// of an address.
 	beforeJoin func(addr string)
@@ -96,7 +98,7 @@ type Agent struct {
 	// interface, in the order they are told of a change.
 	parts    []part.Part
 	rtTid    atomic.Int64 // with Realtime: the event loop's thread, once SCHED_FIFO
-	metaPush metaPush     // the metadata broadcasts (meta.go)
+	metaPush metaPush     // the metadata broadcasts (gossip.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
 	vips     vipAgent     // the virtual addresses (vip.go)
 	links    *links.Links // the carrier of the interfaces tracked
@@ -194,7 +196,7 @@ func (a *Agent) initLoop(started time.Time, initialTerm uint64) {
 	l.peers = make(map[uint64]peer)
 	l.kicked = make(map[string]kick)
 	l.outsiders = make(map[uint64]bool)
-	l.conflictLog = newLineLimit(conflictLogEvery)
+	l.conflictLog = loglimit.New(gossip.ConflictLogEvery)
 	l.listed = make(map[uint64]bool)
 	l.evidence = make(map[string]time.Duration)
 	l.clones = make(map[netip.AddrPort]time.Duration)

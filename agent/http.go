@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lanleader/lanleader/agent/internal/gossip"
 )
 
 // newHTTPServer serves /status, /healthz, /leader and /metrics. Everything is
@@ -42,7 +44,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 	mux.HandleFunc("GET /leader", a.serveLeader)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
 		Registry:            a.reg,
-		ErrorLog:            log.New(&slogWriter{l: a.log.With("component", "http")}, "", 0),
+		ErrorLog:            log.New(gossip.NewLogWriter(a.log.With("component", "http")), "", 0),
 		MaxRequestsInFlight: 4,
 		Timeout:             5 * time.Second,
 	}))
@@ -90,7 +92,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    8 << 10,
-		ErrorLog:          log.New(&slogWriter{l: a.log.With("component", "http")}, "", 0),
+		ErrorLog:          log.New(gossip.NewLogWriter(a.log.With("component", "http")), "", 0),
 	}
 }
 

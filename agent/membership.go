@@ -114,10 +114,7 @@ func (a *Agent) syncUnlisted(id uint64) {
 	}
 	l.synced, l.syncedAt = true, now
 	a.log.Info("an election packet from a node memberlist has not listed here: exchanging the member list with a member", "node_id", id, "via", via[0])
-	select {
-	case a.joiner.kick <- via:
-	default: // a join is under way
-	}
+	a.joiner.Kick(via) // not while a join is under way
 }
 
 // onBeacon joins the memberlist address a discovery beacon announces,
@@ -155,10 +152,7 @@ func (a *Agent) onBeacon(p packet) {
 	}
 	l.kicked[addr] = kick{at: now, inc: p.msg.Incarnation}
 	a.log.Debug("discovered a peer by beacon", "addr", addr, "node_id", p.msg.From)
-	select {
-	case a.joiner.kick <- []string{addr}:
-	default: // a join is under way; the next beacon tries again
-	}
+	a.joiner.Kick([]string{addr}) // not while a join is under way: the next beacon tries again
 }
 
 // beaconResponders is how many members of a cluster join a newcomer's

@@ -156,7 +156,7 @@ func (a *Agent) shutdown(ctx context.Context) {
 	if a.joiner != nil {
 		// A join under way may wait for a TCP timeout; ctx bounds it.
 		select {
-		case <-a.joiner.done:
+		case <-a.joiner.Done():
 		case <-ctx.Done():
 		}
 	}
@@ -167,11 +167,7 @@ func (a *Agent) stopJoiner() {
 	if a.joiner == nil {
 		return
 	}
-	select {
-	case <-a.joiner.stop:
-	default:
-		close(a.joiner.stop)
-	}
+	a.joiner.Stop()
 }
 
 // waitJoiner stops the joiner and waits up to d for a join under way.
@@ -183,7 +179,7 @@ func (a *Agent) waitJoiner(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-a.joiner.done:
+	case <-a.joiner.Done():
 	case <-t.C:
 		a.log.Warn("a join still under way at the leave: the peers it reaches may see this node fail instead of leave", "waited", d)
 	}
