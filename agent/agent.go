@@ -113,14 +113,6 @@ type Config = config.Config
 // Check is one health check (Config.Checks).
 type Check = config.Check
 
-// LoadKeyFile reads a secret from a key file and checks the file (see
-// auth.LoadKeyFile): what Config.Key and Config.AcceptKeys hold.
-func LoadKeyFile(path string) ([]byte, error) { return auth.LoadKeyFile(path) }
-
-// ResignToken is the token `lanleader resign` sends to an agent whose
-// key is secret (see auth.ResignToken).
-func ResignToken(secret []byte) string { return auth.ResignToken(secret) }
-
 // seams replace what the agent reaches of the host, for the tests.
 type seams struct {
 	jobSystemd jobSystemd    // the D-Bus connection to systemd for the job unit

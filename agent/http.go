@@ -12,8 +12,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/lanleader/lanleader/agent/internal/auth"
 	"github.com/lanleader/lanleader/agent/internal/gossip"
 )
+
+// LoadKeyFile reads a secret from a key file and checks the file (see
+// auth.LoadKeyFile): what Config.Key and Config.AcceptKeys hold.
+func LoadKeyFile(path string) ([]byte, error) { return auth.LoadKeyFile(path) }
+
+// ResignToken is the token `lanleader resign` sends to an agent whose
+// key is secret (see auth.ResignToken).
+func ResignToken(secret []byte) string { return auth.ResignToken(secret) }
 
 // newHTTPServer serves /status, /healthz, /leader and /metrics. Everything is
 // read-only and reads the loop's latest snapshot, never the machine.
