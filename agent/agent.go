@@ -14,6 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/agent/internal/auth"
+	"github.com/lanleader/lanleader/agent/internal/gossip"
+	"github.com/lanleader/lanleader/agent/internal/loglimit"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/agent/part"
@@ -38,8 +41,8 @@ type Agent struct {
 	log         *slog.Logger
 	epoch       time.Time // the agent's clock is time.Since(epoch): monotonic
 	cluster     uint32
-	sent        sentRecord // this node's latest packets, to tell a replay of them from a clone's (transport.go)
-	// inc is the incarnation: the Unix second of the start (see auth.go),
+	sent        auth.Sent // this node's latest packets, to tell a replay of them from a clone's
+	// inc is the incarnation: the Unix second of the start (see package auth),
 	// +1 at each wrap of the sequence. Two hosts cloned from one image and
 	// started in the same second have the same one, and that is kept so:
 	// what tells their packets apart is the source address
@@ -47,21 +50,21 @@ type Agent struct {
 	// would not fit beside the second in 32 bits without breaking the
 	// replay windows' ordering: a restart within the same second could
 	// draw a smaller incarnation than its previous run and be dropped as
-	// a replay for replayForget; with the second alone it continues in the
-	// same window, above it by startSeq.
+	// a replay for auth.ReplayForget; with the second alone it continues in the
+	// same window, above it by auth.StartSeq.
 	inc atomic.Uint32
 
 	auth struct {
-		keys   *authKeys    // nil without a key
-		replay *replayGuard // nil without a key
-		log    authLog
+		keys   *auth.Keys        // nil without a key
+		replay *auth.ReplayGuard // nil without a key
+		log    auth.Log
 	}
 
 	machine election.Machine
 	tr      *udp.Transport
 	ml      *memberlist.Memberlist
 	del     *delegate
-	joiner  *joiner
+	joiner  *gossip.Joiner
 	// beforeJoin, when set (tests, before Start), runs before each join
 	// of an address.
 	beforeJoin func(addr string)
@@ -95,7 +98,7 @@ type Agent struct {
 	// interface, in the order they are told of a change.
 	parts    []part.Part
 	rtTid    atomic.Int64 // with Realtime: the event loop's thread, once SCHED_FIFO
-	metaPush metaPush     // the metadata broadcasts (meta.go)
+	metaPush metaPush     // the metadata broadcasts (gossip.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
 	vips     vipAgent     // the virtual addresses (vip.go)
 	links    *links.Links // the carrier of the interfaces tracked
@@ -159,7 +162,7 @@ func newAgent(cfg Config, sm seams) (*Agent, error) {
 		loopDone:    make(chan struct{}),
 		failure:     failure{ch: make(chan struct{})},
 	}
-	a.auth.keys = newAuthKeys(cfg.Key, cfg.AcceptKeys)
+	a.auth.keys = auth.NewKeys(cfg.Key, cfg.AcceptKeys)
 	a.inc.Store(uint32(started.Unix()))
 	a.initLoop(started, initialTerm)
 	a.view.Store(&metrics.View{State: election.StateStarting.String(), Members: map[string]int{}, Priority: cfg.Priority})
@@ -177,15 +180,15 @@ func (a *Agent) initLoop(started time.Time, initialTerm uint64) {
 	l := &a.loop
 	l.members = make(map[string]*member)
 	l.savedTerm = initialTerm
-	l.seq = startSeq(started)
+	l.seq = auth.StartSeq(started)
 	if a.auth.keys != nil {
-		a.auth.replay = newReplayGuard()
-		l.mac = wire.NewMAC(a.auth.keys.election[0])
+		a.auth.replay = auth.NewReplayGuard()
+		l.mac = wire.NewMAC(a.auth.keys.Election[0])
 	}
 	l.peers = make(map[uint64]peer)
 	l.kicked = make(map[string]kick)
 	l.outsiders = make(map[uint64]bool)
-	l.conflictLog = newLineLimit(conflictLogEvery)
+	l.conflictLog = loglimit.New(gossip.ConflictLogEvery)
 	l.listed = make(map[uint64]bool)
 	l.evidence = make(map[string]time.Duration)
 	l.clones = make(map[netip.AddrPort]time.Duration)

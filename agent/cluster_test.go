@@ -524,7 +524,7 @@ func TestUnlistedSenderSyncsMembers(t *testing.T) {
 	waitLeader(t, l, electBound, 1)
 	waitFormed(t, l, electBound)
 	a := l.Agents[0]
-	before := a.joiner.attempts.Load()
+	before := a.joiner.Attempts()
 	probe := func(from uint64) {
 		m := wire.Message{Type: wire.TypeProbe, From: from, Priority: config.DefaultPriority, Term: 1}
 		a.call(func() { a.onPacket(packet{msg: m, at: a.now()}) })
@@ -537,14 +537,14 @@ func TestUnlistedSenderSyncsMembers(t *testing.T) {
 	}
 	probe(9)
 	waitFor(t, "a join after a packet from unlisted node 9", electBound, func() (bool, string) {
-		n := a.joiner.attempts.Load()
+		n := a.joiner.Attempts()
 		return n == before+1, fmt.Sprintf("%d joins since, want 1", n-before)
 	})
 	probe(9)
 	probe(10)
 	var synced bool
 	a.call(func() { synced = a.loop.synced && a.now()-a.loop.syncedAt < syncEvery })
-	if n := a.joiner.attempts.Load(); n != before+1 || !synced {
+	if n := a.joiner.Attempts(); n != before+1 || !synced {
 		t.Errorf("%d joins after three packets from unlisted nodes within %v, want 1 (synced %v)", n-before, syncEvery, synced)
 	}
 }

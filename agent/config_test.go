@@ -113,7 +113,7 @@ func TestStopBoundedByContext(t *testing.T) {
 	}
 	// Wait until the join is under way: the seed's backlog holds it.
 	deadline := time.Now().Add(5 * time.Second)
-	for a.joiner.attempts.Load() == 0 && time.Now().Before(deadline) {
+	for a.joiner.Attempts() == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lanleader/lanleader/agent/internal/gossip"
+	"github.com/lanleader/lanleader/agent/internal/meta"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -22,10 +24,10 @@ func (a *Agent) onNameConflict(ev memberEvent) {
 	now := a.now()
 	if ev.name != a.cfg.Name {
 		// Reported with memberlist's own line at each exchange that
-		// carries it: once a minute, as that line (slogWriter).
-		if ok, held := l.conflictLog.allow(ev.name + " " + ev.addr + " " + ev.detail); ok {
+		// carries it: once a minute, as that line (gossip.LogWriter).
+		if ok, held := l.conflictLog.Allow(ev.name + " " + ev.addr + " " + ev.detail); ok {
 			a.log.Error("two other nodes use one name; names must be unique", "name", ev.name, "addr", ev.addr, "other_addr", ev.detail,
-				"repeated", held, "over", conflictLogEvery)
+				"repeated", held, "over", gossip.ConflictLogEvery)
 		}
 		return
 	}
@@ -39,7 +41,7 @@ func (a *Agent) onNameConflict(ev memberEvent) {
 	// noticeClones keeps this evidence fresh at the other node
 	// (memberlist itself repeats the conflict only at its state
 	// exchanges, every 30 s or more).
-	if md, err := decodeMeta(ev.meta); err == nil && md.Election.IsValid() && onGossipAddr(md.Election, ev.detail) {
+	if md, err := meta.Decode(ev.meta); err == nil && md.Election.IsValid() && onGossipAddr(md.Election, ev.detail) {
 		l.clones[md.Election] = now
 	}
 	a.checkConflict()

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/agent/internal/gossip"
 	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
@@ -233,7 +234,7 @@ func TestJoinRetries(t *testing.T) {
 		if sa.LeaderID == 2 && sb.State == "leader" && len(sa.Members) == 1 && len(sb.Members) == 1 {
 			break
 		}
-		if time.Now().After(deadline.Add(joinRetryMax)) {
+		if time.Now().After(deadline.Add(gossip.JoinRetryMax)) {
 			t.Fatalf("host-1 does not join host-2:\n%+v\n%+v", sa, sb)
 		}
 		time.Sleep(time.Millisecond)

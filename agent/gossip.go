@@ -1,19 +1,14 @@
 package agent
 
-// memberlist, adapted: the delegate that queues membership events for the
-// loop, memberlist's configuration and logs, and the joiner that keeps
-// trying the seeds.
+// memberlist, as the agent runs it: the delegate that queues membership
+// events for the loop, memberlist's start, the joiner's, and the
+// metadata this node gossips (agent/internal/gossip adapts memberlist,
+// agent/internal/meta encodes the metadata).
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"log"
-	"log/slog"
-	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +16,9 @@ import (
 
 	"github.com/hashicorp/memberlist"
 
-	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/agent/internal/gossip"
+	"github.com/lanleader/lanleader/agent/internal/meta"
+	"github.com/lanleader/lanleader/wire"
 )
 
 // memberEvent is a membership change, queued for the event loop.
@@ -109,230 +106,7 @@ func (d *delegate) NotifyConflict(existing, other *memberlist.Node) {
 		detail: other.Address(), meta: bytes.Clone(other.Meta)})
 }
 
-// memberlistConfig builds memberlist's configuration: the LAN profile,
-// bound to the agent's gossip address, its log sent to the agent's logger
-// at debug level. Its Label is the cluster name: memberlist drops packets
-// and streams of another cluster (and, with a key, authenticates the
-// label with the data). With keys its traffic is encrypted (AES-256-GCM)
-// with the gossip key of the signing secret, the accepted secrets' keys
-// decrypt too, and unencrypted traffic is refused both ways.
-func memberlistConfig(cfg *Config, bind netip.AddrPort, d *delegate, keys *authKeys) (*memberlist.Config, error) {
-	mc := memberlist.DefaultLANConfig()
-	mc.Name = cfg.Name
-	mc.BindAddr = bind.Addr().String()
-	mc.BindPort = int(bind.Port())
-	// memberlist advertises AdvertisePort when AdvertiseAddr is set, and
-	// the port it bound only when BindPort is 0.
-	mc.AdvertisePort = int(bind.Port())
-	if !bind.Addr().IsUnspecified() {
-		mc.AdvertiseAddr = bind.Addr().String()
-	}
-	mc.Label = cfg.Cluster
-	if keys != nil {
-		kr, err := memberlist.NewKeyring(keys.gossip, keys.gossip[0])
-		if err != nil {
-			return nil, fmt.Errorf("memberlist keyring: %w", err)
-		}
-		mc.Keyring = kr
-		mc.GossipVerifyIncoming = true
-		mc.GossipVerifyOutgoing = true
-	}
-	mc.Delegate = d
-	mc.Events = d
-	mc.Conflict = d
-	mc.LogOutput = nil
-	mc.Logger = log.New(newSlogWriter(cfg.Logger.With("component", "memberlist")), "", 0)
-	return mc, nil
-}
-
-// slogWriter turns memberlist's log lines ("[DEBUG] memberlist: …") into
-// slog records of the matching level: memberlist's own chatter is debug,
-// its warnings and errors stay warnings and errors.
-type slogWriter struct {
-	l     *slog.Logger
-	peers authLog // rate of the lines about another key or cluster
-	// conflicts: memberlist logs a node's name claimed from two
-	// addresses ("Conflicting address") at each exchange that carries
-	// it, every few hundred milliseconds while it lasts (after a cloned
-	// host stopped, its old address and the other's keep meeting). One
-	// line per pair of addresses per conflictLogEvery, with the count of
-	// those held back; the rest at debug.
-	conflicts *lineLimit
-}
-
-const conflictLogEvery = time.Minute
-
-func newSlogWriter(l *slog.Logger) *slogWriter {
-	return &slogWriter{l: l, conflicts: newLineLimit(conflictLogEvery)}
-}
-
-// keyHint follows memberlist's lines about encryption and labels: what an
-// operator must fix.
-const keyHint = "a peer has another --key-file (or none where this agent has one, or one where it has none) or another --cluster: every agent of a cluster needs the same key file and cluster name"
-
-func (w *slogWriter) Write(p []byte) (int, error) {
-	s := strings.TrimSpace(string(p))
-	lvl := slog.LevelDebug
-	for _, x := range []struct {
-		tag string
-		lvl slog.Level
-	}{{"[ERR]", slog.LevelError}, {"[ERROR]", slog.LevelError}, {"[WARN]", slog.LevelWarn}, {"[INFO]", slog.LevelDebug}, {"[DEBUG]", slog.LevelDebug}} {
-		if rest, ok := strings.CutPrefix(s, x.tag); ok {
-			s, lvl = strings.TrimSpace(rest), x.lvl
-			break
-		}
-	}
-	s = strings.TrimPrefix(s, "memberlist: ")
-	if strings.Contains(s, "use of closed network connection") {
-		lvl = slog.LevelDebug // memberlist's goroutines racing its own shutdown
-	}
-	if rest, ok := strings.CutPrefix(s, "Conflicting address for "); ok && lvl > slog.LevelDebug {
-		// The pair of addresses, without the state that follows it.
-		key, _, _ := strings.Cut(rest, " Old state:")
-		ok, held := w.conflicts.allow(key)
-		switch {
-		case !ok:
-			lvl = slog.LevelDebug
-		case held > 0:
-			w.l.Log(nil, lvl, s, "repeated", held, "over", conflictLogEvery)
-			return len(p), nil
-		}
-	}
-	if ls := strings.ToLower(s); strings.Contains(ls, "crypt") || strings.Contains(ls, "label") {
-		// Another key or cluster: one line at error per 10 s (a flood of
-		// junk on the gossip port must not flood the log), the rest at debug.
-		if w.peers.due() {
-			w.l.Log(nil, slog.LevelError, s, "hint", keyHint)
-			return len(p), nil
-		}
-		lvl = slog.LevelDebug
-	}
-	w.l.Log(nil, lvl, s)
-	return len(p), nil
-}
-
-var _ io.Writer = (*slogWriter)(nil)
-
-// joiner joins the seeds in the background until the node has a peer, and
-// again whenever it finds itself alone. It never ends the program: a seed
-// that is down, or the node's own address among the seeds, only delays.
-type joiner struct {
-	ml       *memberlist.Memberlist
-	seeds    []string
-	log      *slog.Logger
-	kick     chan []string // addresses to join now (from discovery beacons)
-	stop     chan struct{}
-	done     chan struct{}
-	attempts atomic.Int64 // joins begun, for tests
-	before   func(addr string)
-}
-
-const (
-	joinRetryMin = 500 * time.Millisecond
-	joinRetryMax = 30 * time.Second
-)
-
-func (j *joiner) run() {
-	defer close(j.done)
-	wait := time.Duration(0)
-	warned := false
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		var addrs []string
-		select {
-		case <-j.stop:
-			return
-		case addrs = <-j.kick:
-		case <-t.C:
-			addrs = nil
-			if len(j.seeds) > 0 && j.ml.NumMembers() <= 1 {
-				addrs = j.seeds
-			}
-		}
-		if len(addrs) > 0 {
-			n, err := j.join(addrs)
-			select {
-			case <-j.stop:
-				if err != nil {
-					return // the agent stops: not a failure to report
-				}
-			default:
-			}
-			if err == nil && j.ml.NumMembers() <= 1 {
-				err = errors.New("only this node answered")
-			}
-			switch {
-			case err == nil:
-				j.log.Info("joined", "contacted", n, "members", j.ml.NumMembers(), "via", strings.Join(addrs, ","))
-				wait, warned = 0, false
-			case !warned:
-				attrs := []any{"seeds", strings.Join(addrs, ","), "err", oneLine(err)}
-				if es := strings.ToLower(err.Error()); strings.Contains(es, "eof") || strings.Contains(es, "reset by peer") ||
-					strings.Contains(es, "crypt") || strings.Contains(es, "label") {
-					// The peer closed the stream: what it does with a
-					// stream of another key or cluster.
-					attrs = append(attrs, "hint", keyHint)
-				}
-				j.log.Warn("join failed, retrying in the background", attrs...)
-				warned = true
-			default:
-				j.log.Debug("join failed", "seeds", strings.Join(addrs, ","), "err", oneLine(err))
-			}
-		}
-		switch {
-		case len(j.seeds) == 0:
-			wait = time.Hour // only beacons kick it
-		case j.ml.NumMembers() > 1:
-			wait = joinRetryMin * 10 // check now and then that it is not alone
-		default:
-			wait = min(max(2*wait, joinRetryMin), joinRetryMax)
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(wait)
-	}
-}
-
-// join joins the seeds one at a time (a seed that drops SYNs holds a join
-// for memberlist's TCP timeout) and stops early when the agent stops.
-func (j *joiner) join(addrs []string) (int, error) {
-	var errs []error
-	n := 0
-	for _, addr := range addrs {
-		select {
-		case <-j.stop:
-			return n, errors.New("stopping")
-		default:
-		}
-		j.attempts.Add(1)
-		if j.before != nil {
-			j.before(addr)
-		}
-		k, err := j.ml.Join([]string{addr})
-		n += k
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if n > 0 {
-		return n, nil
-	}
-	return 0, errors.Join(errs...)
-}
-
-// normalizeSeed adds memberlist's default port to a seed without one.
-func normalizeSeed(s string, port int) string {
-	if _, _, err := net.SplitHostPort(s); err == nil {
-		return s
-	}
-	return net.JoinHostPort(strings.Trim(s, "[]"), strconv.Itoa(port))
-}
-
+// oneLine is err's message on one line, for a log attribute.
 func oneLine(err error) string {
 	if err == nil {
 		return ""
@@ -360,7 +134,7 @@ func memberStatus(s memberlist.NodeStateType) string {
 func (a *Agent) startMemberlist(bind netip.AddrPort, ip netip.Addr) (err error) {
 	a.del = &delegate{queue: newEventQueue()}
 	a.setMeta()
-	mc, err := memberlistConfig(&a.cfg, bind, a.del, a.auth.keys)
+	mc, err := gossip.Config(&a.cfg, bind, a.del, a.auth.keys)
 	if err != nil {
 		return err
 	}
@@ -393,11 +167,115 @@ func memberlistError(bind netip.AddrPort, err error) error {
 
 // startJoiner starts joining the seeds in the background.
 func (a *Agent) startJoiner() {
-	seeds := make([]string, len(a.cfg.Join))
-	for i, s := range a.cfg.Join {
-		seeds[i] = normalizeSeed(s, config.DefaultGossipPort)
-	}
-	a.joiner = &joiner{ml: a.ml, seeds: seeds, log: a.log, kick: make(chan []string, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), before: a.beforeJoin}
-	go a.joiner.run()
+	a.joiner = gossip.NewJoiner(a.ml, a.cfg.Join, a.log, a.beforeJoin)
+	go a.joiner.Run()
 }
+
+// setMeta publishes this node's metadata for memberlist. It runs on the
+// loop (or before it starts).
+func (a *Agent) setMeta() {
+	b := meta.Meta{Proto: wire.Version, Algorithm: a.cfg.Algorithm, NodeID: a.cfg.NodeID,
+		Priority: a.machine.Status().Self.Priority, Election: a.tr.Local, Leaving: a.loop.leaving,
+		Job: a.loop.jobRunning, Role: a.cfg.ElectionRole(), JobGrace: a.cfg.JobGrace, HasGrace: true}.Append(nil)
+	a.del.meta.Store(&b)
+}
+
+// pushMeta has the metadata sent to the members now rather than at the
+// next push-pull; it never blocks.
+func (a *Agent) pushMeta() {
+	select {
+	case a.metaPush.kick <- struct{}{}:
+	default:
+	}
+}
+
+// metaPusher broadcasts the metadata after each pushMeta, one broadcast
+// at a time. memberlist's UpdateNode reads the metadata and then takes a
+// new incarnation: two calls at once could give the older metadata the
+// higher incarnation, and a stale "job running" would win everywhere. So
+// the calls are serial, and each waits for its broadcast only
+// metaPushWait (the alive message is queued for gossip either way, and a
+// newer one replaces it in the queue): a change (a job that stopped) goes
+// out at most metaPushWait after the one before it. A kick during a call
+// is kept (the channel holds one), so the last change is always sent.
+// Stop's own call (the leave) takes the same lock.
+//
+// Each change is broadcast again metaRepeats after it, with a new
+// incarnation. memberlist's broadcast queue (v0.7.0) can drop a queued
+// message: when a message replaces the only one in the queue, the queue
+// restarts its ids while the new message keeps its own, and a later
+// message of the same length that draws the same id takes its place
+// (hashicorp/memberlist pull request 263, not merged). Alive messages of
+// two members with names of one length are of one length, so the loss is
+// real: a new leader waited 5 s for a "job stopped" that never came, in
+// 6 of 34 runs of the job hand-over test. A repeat is a new message, lost
+// only if it too draws a clashing id; a takeover does not rely on either
+// (see jobWaitSyncEvery).
+func (a *Agent) metaPusher() {
+	repeat := time.NewTimer(time.Hour)
+	repeat.Stop()
+	defer repeat.Stop()
+	var changed time.Time // when the change being repeated was first pushed
+	left := 0             // repeats of it still due
+	for {
+		select {
+		case <-a.quit:
+			return
+		case <-a.metaPush.kick:
+			changed, left = time.Now(), len(a.metaPush.repeats)
+		case <-repeat.C:
+			left--
+		}
+		a.metaPush.mu.Lock()
+		a.metaPush.update(metaPushWait)
+		a.metaPush.mu.Unlock()
+		if left > 0 {
+			repeat.Reset(time.Until(changed.Add(a.metaPush.repeats[len(a.metaPush.repeats)-left])))
+		}
+	}
+}
+
+// metaPush is the state of the metadata broadcasts (see metaPusher).
+type metaPush struct {
+	kick chan struct{} // capacity 1: push the metadata to the members
+	mu   sync.Mutex    // serialises memberlist's UpdateNode (metaPusher, Stop)
+	// repeats and update are metaPusher's schedule and call (metaRepeats
+	// and ml.UpdateNode; tests replace them).
+	repeats []time.Duration
+	update  func(timeout time.Duration) error
+}
+
+// syncReq asks syncer for a state exchange with a member.
+type syncReq struct{ name, addr string }
+
+// syncer exchanges the membership state with a member when the loop asks
+// (a takeover waiting for the previous leader's job: see
+// jobWaitSyncEvery) and then tells the loop. memberlist's Join with a
+// member's address is that exchange: both sides merge the other's view,
+// the member's own entry included, and a newer entry comes to the loop as
+// a membership update, queued before Join returns. A failed exchange is
+// not reported: what the loop knows then is only what gossip brought.
+func (a *Agent) syncer() {
+	for {
+		var r syncReq
+		select {
+		case <-a.quit:
+			return
+		case r = <-a.syncKick:
+		}
+		if _, err := a.ml.Join([]string{r.addr}); err != nil {
+			a.log.Debug("state exchange failed", "name", r.name, "addr", r.addr, "err", oneLine(err))
+			continue
+		}
+		a.call(func() { a.onSynced(r.name) })
+	}
+}
+
+// metaPushWait bounds the wait for a metadata broadcast to go out.
+const metaPushWait = 50 * time.Millisecond
+
+// metaRepeats are the delays, from a metadata change, of its repeated
+// broadcasts (see metaPusher): the first is about two of memberlist's
+// gossip rounds (200 ms on a LAN), by when the first broadcast has gone
+// out or been lost; the second is for a loss of the first repeat.
+var metaRepeats = []time.Duration{500 * time.Millisecond, 2 * time.Second}

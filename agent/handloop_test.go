@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/meta"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
@@ -55,7 +56,7 @@ func newHandLoop(t *testing.T, cfg Config, ids []uint64, running func(uint64) bo
 	for _, id := range ids {
 		name := "node-" + strconv.FormatUint(id, 10)
 		a.loop.members[name] = &member{name: name, status: "alive", metaOK: true,
-			meta: meta{NodeID: id, Priority: 100, Election: netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(id)}), 7947), Job: running(id)}}
+			meta: meta.Meta{NodeID: id, Priority: 100, Election: netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(id)}), 7947), Job: running(id)}}
 		a.step(0, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: 100, ID: id}})
 	}
 	return h

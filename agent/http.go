@@ -11,7 +11,18 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lanleader/lanleader/agent/internal/auth"
+	"github.com/lanleader/lanleader/agent/internal/gossip"
 )
+
+// LoadKeyFile reads a secret from a key file and checks the file (see
+// auth.LoadKeyFile): what Config.Key and Config.AcceptKeys hold.
+func LoadKeyFile(path string) ([]byte, error) { return auth.LoadKeyFile(path) }
+
+// ResignToken is the token `lanleader resign` sends to an agent whose
+// key is secret (see auth.ResignToken).
+func ResignToken(secret []byte) string { return auth.ResignToken(secret) }
 
 // newHTTPServer serves /status, /healthz, /leader and /metrics. Everything is
 // read-only and reads the loop's latest snapshot, never the machine.
@@ -42,7 +53,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 	mux.HandleFunc("GET /leader", a.serveLeader)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
 		Registry:            a.reg,
-		ErrorLog:            log.New(&slogWriter{l: a.log.With("component", "http")}, "", 0),
+		ErrorLog:            log.New(gossip.NewLogWriter(a.log.With("component", "http")), "", 0),
 		MaxRequestsInFlight: 4,
 		Timeout:             5 * time.Second,
 	}))
@@ -61,7 +72,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 		}
 		if a.auth.keys != nil {
 			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || !a.auth.keys.resignAllowed(strings.TrimSpace(tok)) {
+			if !ok || !a.auth.keys.ResignAllowed(strings.TrimSpace(tok)) {
 				w.WriteHeader(http.StatusUnauthorized)
 				json.NewEncoder(w).Encode(ResignAnswer{Error: "this agent has a key: resign needs it (lanleader resign --key-file FILE)"})
 				return
@@ -90,7 +101,7 @@ func (a *Agent) newHTTPServer() *http.Server {
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    8 << 10,
-		ErrorLog:          log.New(&slogWriter{l: a.log.With("component", "http")}, "", 0),
+		ErrorLog:          log.New(gossip.NewLogWriter(a.log.With("component", "http")), "", 0),
 	}
 }
 

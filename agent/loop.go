@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/loglimit"
+	"github.com/lanleader/lanleader/agent/internal/realtime"
 	"github.com/lanleader/lanleader/agent/part/sdnotify"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
@@ -20,8 +22,8 @@ type loopState struct {
 	// election packets are dropped.
 	outsiders map[uint64]bool
 	// conflictLog limits the lines about two other nodes with one name
-	// (membership.go), as slogWriter limits memberlist's own.
-	conflictLog *lineLimit
+	// (membership.go), as gossip.LogWriter limits memberlist's own.
+	conflictLog *loglimit.Limit
 	// listed: node_ids that memberlist lists (reset by every membership
 	// change); syncedAt: when an unlisted sender last made this node sync
 	// its member list (syncUnlisted).
@@ -75,8 +77,11 @@ type loopState struct {
 // run is the event loop: the only goroutine that touches the machine.
 func (a *Agent) run() {
 	defer close(a.loopDone)
-	a.enterRealtime()
-	defer a.leaveRealtime()
+	if a.cfg.Realtime {
+		tid := realtime.Enter(a.log) // 0: refused, and logged
+		a.rtTid.Store(int64(tid))
+		defer realtime.Leave(tid, a.log)
+	}
 	l := &a.loop
 	l.timer = time.NewTimer(time.Hour)
 	defer l.timer.Stop()

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/meta"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -19,7 +20,7 @@ type member struct {
 	name     string
 	addr     string // memberlist address
 	status   string // alive, suspect, dead, left
-	meta     meta
+	meta     meta.Meta
 	metaOK   bool
 	changed  time.Duration
 	warnedMD bool
@@ -113,10 +114,7 @@ func (a *Agent) syncUnlisted(id uint64) {
 	}
 	l.synced, l.syncedAt = true, now
 	a.log.Info("an election packet from a node memberlist has not listed here: exchanging the member list with a member", "node_id", id, "via", via[0])
-	select {
-	case a.joiner.kick <- via:
-	default: // a join is under way
-	}
+	a.joiner.Kick(via) // not while a join is under way
 }
 
 // onBeacon joins the memberlist address a discovery beacon announces,
@@ -154,10 +152,7 @@ func (a *Agent) onBeacon(p packet) {
 	}
 	l.kicked[addr] = kick{at: now, inc: p.msg.Incarnation}
 	a.log.Debug("discovered a peer by beacon", "addr", addr, "node_id", p.msg.From)
-	select {
-	case a.joiner.kick <- []string{addr}:
-	default: // a join is under way; the next beacon tries again
-	}
+	a.joiner.Kick([]string{addr}) // not while a join is under way: the next beacon tries again
 }
 
 // beaconResponders is how many members of a cluster join a newcomer's
@@ -208,7 +203,7 @@ func (a *Agent) onMemberUp(ev memberEvent) {
 	}
 	old, oldOK := m.meta, m.metaOK
 	m.addr, m.status, m.changed = ev.addr, memberStatus(ev.state), now
-	md, err := decodeMeta(ev.meta)
+	md, err := meta.Decode(ev.meta)
 	if err == nil {
 		// Election packets go where a member's metadata says; that is
 		// on its own gossip address, never elsewhere.
@@ -348,7 +343,7 @@ func beaconEvery(interval time.Duration, members int) time.Duration {
 }
 
 // maxBeaconFactor bounds beaconEvery's factor: at the default interval a
-// beacon every 256 s at least, well within replayForget.
+// beacon every 256 s at least, well within auth.ReplayForget.
 const maxBeaconFactor = 256
 
 // housekeep runs every second: discovery beacons, memberlist's suspect

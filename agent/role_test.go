@@ -12,36 +12,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent/config"
-	"github.com/lanleader/lanleader/election"
-	"github.com/lanleader/lanleader/wire"
 )
-
-// The role byte follows the flags; an agent that predates it sends none
-// and is a candidate.
-func TestMetaRole(t *testing.T) {
-	m := meta{Proto: 2, Algorithm: "bully", NodeID: 0x0102030405060708, Priority: 0x0a0b,
-		Election: netip.MustParseAddrPort("198.18.0.1:7947"), Role: election.RoleWitness}
-	b := m.append(nil)
-	want := []byte{1, 2, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 4, 198, 18, 0, 1, 0x1f, 0x0b, 0, 1}
-	if string(b) != string(want) {
-		t.Fatalf("meta bytes % x, want % x", b, want)
-	}
-	for _, r := range []election.Role{election.RoleCandidate, election.RoleWitness, election.RoleObserver} {
-		m.Proto, m.Role = wire.Version, r
-		if got, err := decodeMeta(m.append(nil)); err != nil || got != m {
-			t.Errorf("role %v: decoded %+v, %v", r, got, err)
-		}
-	}
-	want[1] = wire.Version
-	if got, err := decodeMeta(want[:len(want)-1]); err != nil || got.Role != election.RoleCandidate {
-		t.Errorf("without the role byte: %+v, %v, want a candidate", got, err)
-	}
-	// A newer agent's role is kept as a number: neither votes nor leads.
-	want[len(want)-1] = 9
-	if got, err := decodeMeta(want); err != nil || got.Role.MayLead() || got.Role.Votes() {
-		t.Errorf("role 9: %+v, %v", got, err)
-	}
-}
 
 func TestRoleConfig(t *testing.T) {
 	c := testConfig("w", 1)

@@ -10,10 +10,10 @@ import (
 	"net"
 	"net/netip"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/agent/internal/auth"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/internal/ident"
@@ -28,7 +28,7 @@ func (a *Agent) read(c udp.Conn) {
 	failures := 0
 	var macs []*wire.MAC // this goroutine's own
 	if a.auth.keys != nil {
-		macs = a.auth.keys.macs()
+		macs = a.auth.keys.MACs()
 	}
 	for {
 		n, ttl, src, err := c.ReadFrom(buf)
@@ -54,7 +54,7 @@ func (a *Agent) read(c udp.Conn) {
 			p.src = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}
 		reason, why := a.accept(buf[:n], ttl, p.src, &p.msg, macs, at)
-		if why != "" && a.auth.log.due() {
+		if why != "" && a.auth.log.Due() {
 			a.log.Warn("dropped an election packet that is not authenticated with this cluster's key (one line per 10s at most; lanleader_packets_dropped_total{reason=\"auth\"} counts them)",
 				"from", p.src.String(), "node_id", p.msg.From, "why", why)
 		}
@@ -124,11 +124,11 @@ func (a *Agent) accept(b []byte, ttl int, src netip.AddrPort, m *wire.Message, m
 	case a.auth.keys == nil:
 	case tag == nil:
 		return "auth", "the packet has no tag: the sender runs without --key-file"
-	case !verify(macs, msg, tag):
+	case !auth.Verify(macs, msg, tag):
 		return "auth", "the tag does not verify: the sender has another --key-file, or the packet is forged"
 	}
 	if v := ident.Classify(a.ident(), ident.Packet{From: m.From, Incarnation: m.Incarnation, Src: src}); v != ident.Other {
-		if v == ident.Conflict && a.auth.keys != nil && m.Incarnation == a.inc.Load() && a.sent.mayHaveSent(m.Seq, b) {
+		if v == ident.Conflict && a.auth.keys != nil && m.Incarnation == a.inc.Load() && a.sent.MayHaveSent(m.Seq, b) {
 			// One of our own packets, replayed from elsewhere: nobody else
 			// can sign under our node_id and incarnation but a clone, and
 			// a clone's packets are not ours byte for byte. Taken for a
@@ -138,7 +138,7 @@ func (a *Agent) accept(b []byte, ttl int, src netip.AddrPort, m *wire.Message, m
 		}
 		return v.Reason(), ""
 	}
-	if a.auth.replay != nil && !a.auth.replay.check(m.From, m.Incarnation, m.Seq, at) {
+	if a.auth.replay != nil && !a.auth.replay.Check(m.From, m.Incarnation, m.Seq, at) {
 		return "replay", ""
 	}
 	return "", ""
@@ -230,54 +230,8 @@ func (a *Agent) encode(m wire.Message) []byte {
 		b = l.mac.Seal(b)
 	}
 	l.buf = b
-	a.sent.add(l.seq, b)
+	a.sent.Add(l.seq, b)
 	return b
-}
-
-// sentLen is how many of its latest packets a node remembers (a hash of
-// each) to tell a replay of its own from a clone's (sentRecord).
-const sentLen = 4096
-
-// sentRecord remembers a hash of each of the latest packets this node
-// sent under its incarnation, by sequence number: the loop adds, the
-// readers ask. A signed packet with this node's node_id and incarnation
-// that comes from another address is a clone's, or a replay of one of
-// ours; a replay is byte for byte one we sent.
-type sentRecord struct {
-	last atomic.Uint32
-	hash [sentLen]atomic.Uint64
-}
-
-func (r *sentRecord) add(seq uint32, b []byte) {
-	r.hash[seq%sentLen].Store(packetHash(b))
-	r.last.Store(seq)
-}
-
-// mayHaveSent reports whether b, of sequence number seq, may be a packet
-// this node sent: one it remembers byte for byte, or one older than it
-// remembers (too old to tell: taken for a replay, so that nobody can
-// take this node out of the elections with its own old packets; a clone
-// that runs shows itself with its next packets). A sequence number not
-// yet used is never ours.
-func (r *sentRecord) mayHaveSent(seq uint32, b []byte) bool {
-	last := r.last.Load()
-	switch {
-	case seq > last:
-		return false
-	case last-seq >= sentLen:
-		return true
-	}
-	return r.hash[seq%sentLen].Load() == packetHash(b)
-}
-
-// packetHash is FNV-1a of b, written out so that the loop's every send
-// allocates nothing.
-func packetHash(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h = (h ^ uint64(c)) * 1099511628211
-	}
-	return h
 }
 
 // electionAddr is where node id's election socket is: from its metadata,

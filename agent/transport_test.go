@@ -3,7 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"log/slog"
 	"net"
@@ -389,47 +388,6 @@ func TestConflictNotices(t *testing.T) {
 		st := a.Status()
 		return st.State == "conflict" && len(st.Conflict) == 2, fmt.Sprintf("%s %v", st.State, st.Conflict)
 	})
-}
-
-// The record of this node's own packets tells a replay of one (byte for
-// byte a packet it sent, or one too old to tell) from a clone's (another
-// packet under the same sequence number, or one not yet used).
-func TestSentRecord(t *testing.T) {
-	var r sentRecord
-	for seq := uint32(1); seq <= sentLen+10; seq++ {
-		r.add(seq, []byte(fmt.Sprintf("packet %d", seq)))
-	}
-	last := uint32(sentLen + 10)
-	for _, c := range []struct {
-		seq  uint32
-		b    string
-		want bool
-	}{
-		{last, fmt.Sprintf("packet %d", last), true},       // a replay of the latest
-		{last - 5, fmt.Sprintf("packet %d", last-5), true}, // of an older one
-		{last - 5, "a clone's packet", false},              // another packet under that number
-		{last + 1, fmt.Sprintf("packet %d", last+1), false},
-		{5, "anything", true}, // older than remembered: taken for a replay
-		{last - sentLen + 1, "a clone's packet", false},
-	} {
-		if got := r.mayHaveSent(c.seq, []byte(c.b)); got != c.want {
-			t.Errorf("seq %d %q (last %d): mayHaveSent %v, want %v", c.seq, c.b, last, got, c.want)
-		}
-	}
-}
-
-// packetHash is FNV-1a (the standard library's, without its allocation).
-func TestPacketHash(t *testing.T) {
-	for _, b := range []string{"", "a", "a HEARTBEAT of 48 bytes, or so, with its tag"} {
-		h := fnv.New64a()
-		h.Write([]byte(b))
-		if got, want := packetHash([]byte(b)), h.Sum64(); got != want {
-			t.Errorf("packetHash(%q) = %x, want %x", b, got, want)
-		}
-	}
-	if n := testing.AllocsPerRun(10, func() { packetHash([]byte("x")) }); n != 0 {
-		t.Errorf("packetHash allocates %v times", n)
-	}
 }
 
 // fullConn is an election socket whose send buffer is full: every write

@@ -67,7 +67,7 @@ func (c *core) onMessage(m *wire.Message) {
 // grows by one a packet and never wraps within an incarnation (at the
 // wrap the incarnation grows); a restarted agent's incarnation is the
 // second of its start, and within the same second its sequence starts
-// above the previous run's (agent/auth.go, startSeq). A restart with a
+// above the previous run's (agent/internal/auth, StartSeq). A restart with a
 // smaller incarnation (the clock set back) has its key taught by
 // membership alone until its sender is reported gone and back.
 type sendOrder struct{ inc, seq uint32 }

@@ -375,11 +375,11 @@ type Config struct {
 	// hands over as a resign does. Default true.
 	VIPTrackLink bool
 	// Realtime: the event loop's OS thread runs with SCHED_FIFO at
-	// RealtimePriority (that thread only; its children, the job and the
+	// priority 10 (that thread only; its children, the job and the
 	// hooks included, do not inherit it), so that heartbeats go out on
 	// time on a loaded host. Without the permission (CAP_SYS_NICE, or
-	// RLIMIT_RTPRIO of at least RealtimePriority: LimitRTPRIO= in the
-	// unit) the agent logs why and runs without. Default false.
+	// RLIMIT_RTPRIO of at least 10: LimitRTPRIO= in the unit) the agent
+	// logs why and runs without. Default false.
 	Realtime bool
 
 	// StartTimeout: while the host is not ready for the agent (its bind
