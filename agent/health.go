@@ -10,7 +10,7 @@ import (
 
 // Standby (keepalived's FAULT state): the node takes no part in the
 // elections while any reason holds: the election interface without
-// carrier (agent/part/links), a link of the virtual addresses down (vip.go), a
+// carrier (agent/part/links), a link of the virtual addresses down (agent/part/links too), a
 // failed check of weight 0 (agent/part/checks), a track file present
 // (agent/part/trackfile), no member joined yet for `run --once` (job.go).
 // applyStandby is the one place that decides it; each source calls it
@@ -96,9 +96,7 @@ func (a *Agent) faultHook(on bool, why []string) {
 func (a *Agent) watchLinks(electionDev string) error {
 	var vipDevs []string
 	if a.cfg.VIPTrackLink {
-		for _, ad := range a.vips.addrs {
-			vipDevs = append(vipDevs, ad.Dev)
-		}
+		vipDevs = a.vips.Devs()
 	}
 	return a.links.Watch(electionDev, vipDevs)
 }

@@ -99,10 +99,6 @@ func (a *Agent) applyReload(cfg *Config) {
 		a.cfg.LogLevel.Set(cfg.LogLevel.Level())
 		applied = append(applied, "log-level")
 	}
-	if !slices.Equal(cfg.VIPs, a.cfg.VIPs) && a.reloadVIPs(cfg.VIPs) {
-		a.setConfig(func(c *Config) { c.VIPs = slices.Clone(cfg.VIPs) })
-		applied = append(applied, "vip")
-	}
 	if cfg.Preempt != a.cfg.Preempt {
 		a.setConfig(func(c *Config) { c.Preempt = cfg.Preempt })
 		a.step(a.now(), election.Event{Kind: election.EvSetPreempt, On: cfg.Preempt})
@@ -158,8 +154,9 @@ func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 
 // reloadParts hands cfg to every part, which applies the settings that
 // are its own, and then does what follows in the driver: its copy of
-// those settings, and the priority and the standby after the checks or
-// the track files changed. It returns the settings the parts applied,
+// those settings, the priority and the standby after the checks or the
+// track files changed, and the links' watch after the addresses did (the
+// watch of the same interfaces is kept). It returns the settings the parts applied,
 // each named once, in the parts' order.
 func (a *Agent) reloadParts(cfg *Config) (applied []string) {
 	old := a.cfg
@@ -178,6 +175,14 @@ func (a *Agent) reloadParts(cfg *Config) (applied []string) {
 		})
 		a.loop.dirty = true
 		a.onChecks()
+	}
+	if slices.Contains(applied, "vip") {
+		a.setConfig(func(c *Config) { c.VIPs = slices.Clone(cfg.VIPs) })
+		if err := a.watchLinks(a.links.ElectionDev()); err != nil {
+			a.log.Error("reload: links not watched", "err", err)
+		}
+		a.updateVIPs() // a leader that had none takes them now
+		a.onLinks()
 	}
 	return applied
 }
