@@ -119,8 +119,8 @@ func (a *Agent) applyReload(cfg *Config) {
 }
 
 // reloadProcs applies the settings of the child processes that are the
-// driver's: the hooks and the job's limits. It returns the names of those that
-// changed.
+// driver's: the hooks and the job's limits. It returns the names of those
+// that changed.
 func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 	old := a.cfg
 	a.setConfig(func(c *Config) {
@@ -155,9 +155,9 @@ func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 // reloadParts hands cfg to every part, which applies the settings that
 // are its own, and then does what follows in the driver: its copy of
 // those settings, the priority and the standby after the checks or the
-// track files changed, and the links' watch after the addresses did (the
-// watch of the same interfaces is kept). It returns the settings the parts applied,
-// each named once, in the parts' order.
+// track files changed, and the links' watch after the addresses did (a
+// watch of the same interfaces is kept). It returns the settings the
+// parts applied, each named once, in the parts' order.
 func (a *Agent) reloadParts(cfg *Config) (applied []string) {
 	old := a.cfg
 	for _, p := range a.parts {
