@@ -10,7 +10,7 @@ import (
 
 // Standby (keepalived's FAULT state): the node takes no part in the
 // elections while any reason holds: the election interface without
-// carrier (agent/part/links), a link of the virtual addresses down (agent/part/links too), a
+// carrier or a link of the virtual addresses down (agent/part/links), a
 // failed check of weight 0 (agent/part/checks), a track file present
 // (agent/part/trackfile), no member joined yet for `run --once` (job.go).
 // applyStandby is the one place that decides it; each source calls it
