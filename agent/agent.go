@@ -24,6 +24,7 @@ import (
 	"github.com/lanleader/lanleader/agent/part/links"
 	"github.com/lanleader/lanleader/agent/part/sdnotify"
 	"github.com/lanleader/lanleader/agent/part/trackfile"
+	"github.com/lanleader/lanleader/agent/part/vips"
 	"github.com/lanleader/lanleader/detector"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/metrics"
@@ -100,7 +101,7 @@ type Agent struct {
 	rtTid    atomic.Int64 // with Realtime: the event loop's thread, once SCHED_FIFO
 	metaPush metaPush     // the metadata broadcasts (gossip.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
-	vips     vipAgent     // the virtual addresses (vip.go)
+	vips     *vips.VIPs   // the virtual addresses
 	links    *links.Links // the carrier of the interfaces tracked
 
 	loop loopState // owned by the event loop goroutine
@@ -116,7 +117,7 @@ type Check = config.Check
 // seams replace what the agent reaches of the host, for the tests.
 type seams struct {
 	jobSystemd jobSystemd    // the D-Bus connection to systemd for the job unit
-	vipDrv     *vipDriver    // what adds, removes and probes the addresses
+	vipDrv     *vips.Driver  // what adds, removes and probes the addresses
 	linkWatch  links.Watcher // the carrier's watch of the interfaces
 	// conflictMemory replaces the constant of that name in tests that
 	// watch a conflict outlive it (0: the constant).
@@ -209,10 +210,6 @@ func (a *Agent) newConcerns(sm seams) {
 		a.procs.hooks = newHookRunner(a)
 	}
 	a.procs.dirty = make(chan struct{}, 1)
-	a.vips.drv = systemVIPs
-	if sm.vipDrv != nil {
-		a.vips.drv = *sm.vipDrv
-	}
 	h := loopHost{a}
 	watch := links.System
 	if sm.linkWatch != nil {
@@ -222,7 +219,8 @@ func (a *Agent) newConcerns(sm seams) {
 	a.notify = sdnotify.New(h)
 	a.track = trackfile.New(h, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
 	a.checks = checks.New(h, a.met, proc.ShellChecks(hookEnv(cfg, "starting", 0, 0)), a.onChecks)
-	a.parts = []part.Part{a.notify, a.track, a.checks, a.links}
+	a.vips = a.newVIPs(h, sm.vipDrv)
+	a.parts = []part.Part{a.notify, a.track, a.checks, a.links, a.vips}
 }
 
 // newMachine builds the election machine of cfg with priority p (the
@@ -312,8 +310,8 @@ func (a *Agent) logStart() {
 	for _, w := range cfg.RoleWarnings() {
 		a.log.Warn(w)
 	}
-	if len(a.vips.addrs) > 0 {
-		a.log.Info("virtual addresses, held while this node leads", "vips", a.vipList(),
+	if len(a.vips.Addrs()) > 0 {
+		a.log.Info("virtual addresses, held while this node leads", "vips", a.vips.List(),
 			"announce_repeat", cfg.VIPAnnounceRepeat, "announce_interval", cfg.VIPAnnounceInterval,
 			"announce_delay", cfg.VIPAnnounceDelay, "announce_refresh", cfg.VIPAnnounceRefresh, "track_link", cfg.VIPTrackLink)
 	}

@@ -54,7 +54,7 @@ func TestFaultCheck(t *testing.T) {
 	}
 }
 
-// TestTrackFile: a track file given by replaceChecks (a reload's way)
+// TestTrackFile: a track file given by reloadParts (a reload's way)
 // puts the leader in fault when it appears, and the other node leads;
 // the metrics and /status say so; when it goes the node leads again
 // (preemption, the default). A file in a missing directory is absent.
@@ -66,7 +66,7 @@ func TestTrackFile(t *testing.T) {
 	a := l.Agents[1]
 	cfg := a.Config()
 	cfg.TrackFiles = []string{filepath.Join(dir, "missing", "x"), maint}
-	a.call(func() { a.replaceChecks(&cfg) })
+	a.call(func() { a.reloadParts(&cfg) })
 	if err := os.WriteFile(maint, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestFaultHook(t *testing.T) {
 	a := l.Agents[0]
 	cfg := a.Config()
 	cfg.TrackFiles = []string{maint}
-	a.call(func() { a.replaceChecks(&cfg) })
+	a.call(func() { a.reloadParts(&cfg) })
 	name := cfg.Name + "|"
 	changes := func() []string {
 		b, _ := os.ReadFile(out)
@@ -140,7 +140,7 @@ func TestReplaceChecks(t *testing.T) {
 	cfg.Checks = []Check{{Name: "new", Command: "true"}, cfg.Checks[0], {Name: "change", Command: "exit 1", Weight: 7}}
 	var atOnce []CheckStatus
 	a.call(func() {
-		a.replaceChecks(&cfg)
+		a.reloadParts(&cfg)
 		atOnce, _ = a.checks.Status()
 	})
 	if len(atOnce) != 3 || atOnce[0].Name != "new" || !atOnce[0].OK || atOnce[1].Name != "keep" || atOnce[1].OK || atOnce[2].OK || atOnce[2].Weight != 7 {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/lanleader/lanleader/agent/internal/proc"
@@ -11,7 +10,7 @@ import (
 
 // Standby (keepalived's FAULT state): the node takes no part in the
 // elections while any reason holds: the election interface without
-// carrier (agent/part/links), a link of the virtual addresses down (vip.go), a
+// carrier or a link of the virtual addresses down (agent/part/links), a
 // failed check of weight 0 (agent/part/checks), a track file present
 // (agent/part/trackfile), no member joined yet for `run --once` (job.go).
 // applyStandby is the one place that decides it; each source calls it
@@ -97,9 +96,7 @@ func (a *Agent) faultHook(on bool, why []string) {
 func (a *Agent) watchLinks(electionDev string) error {
 	var vipDevs []string
 	if a.cfg.VIPTrackLink {
-		for _, ad := range a.vips.addrs {
-			vipDevs = append(vipDevs, ad.Dev)
-		}
+		vipDevs = a.vips.Devs()
 	}
 	return a.links.Watch(electionDev, vipDevs)
 }
@@ -114,8 +111,9 @@ func (a *Agent) onLinks() {
 
 // The health checks are a part (agent/part/checks); here is what the
 // driver does with them: the first results before anything opens (the
-// machine starts with the priority they give), a reload's replacement,
-// and the priority and the standby after each result.
+// machine starts with the priority they give), and the priority and the
+// standby after each result and after a reload replaced them
+// (reloadParts).
 
 // CheckStatus is one check's part of /status.
 type CheckStatus = checks.Status
@@ -144,22 +142,6 @@ func (a *Agent) firstChecks() error {
 func (a *Agent) onChecks() {
 	a.applyPriority()
 	a.applyStandby()
-}
-
-// replaceChecks replaces the running checks and track files with cfg's
-// (checks.Checks.Replace keeps the state of those that did not change);
-// the priority and the standby follow at once. On the loop (a reload).
-func (a *Agent) replaceChecks(cfg *Config) {
-	a.checks.Replace(cfg.ResolvedChecks())
-	a.setConfig(func(c *Config) {
-		c.Checks, c.CheckInterval, c.CheckTimeout = slices.Clone(cfg.Checks), cfg.CheckInterval, cfg.CheckTimeout
-		c.CheckRise, c.CheckFall, c.CheckWeight = cfg.CheckRise, cfg.CheckFall, cfg.CheckWeight
-	})
-	if a.track.Replace(cfg.TrackFiles) {
-		a.setConfig(func(c *Config) { c.TrackFiles = slices.Clone(cfg.TrackFiles) })
-	}
-	a.loop.dirty = true
-	a.onChecks()
 }
 
 // closeChecks stops the checks for good, and any later swap of a runner

@@ -161,7 +161,7 @@ func (a *Agent) leadershipChanged(prev, st election.Status, logged bool) {
 		}
 	}
 	if st.State == election.StateLeader || st.State == election.StateFollower && st.Leader != 0 {
-		if !l.followed && len(a.vips.holders) > 0 {
+		if !l.followed {
 			a.judgeProbes(st)
 		}
 		l.followed = true
@@ -281,7 +281,7 @@ func (a *Agent) onJobEvent(ev proc.Event) {
 		a.pushMeta()
 	case proc.Stopped:
 		l.jobRunning = false
-		if a.cfg.Quorum > 0 && l.vipHeld && !l.resigning && !l.haltJob {
+		if a.cfg.Quorum > 0 && a.vipsHeld() && !l.resigning && !l.haltJob {
 			// The guard of an earlier leadership's job, whose lease ran
 			// out, may have removed the addresses as it killed that
 			// job; this leadership holds them (Acquire keeps those still
@@ -399,7 +399,6 @@ func (a *Agent) onAux() {
 		a.log.Info("job penalty over: priority restored")
 		a.applyPriority()
 	}
-	a.staleDue(now)
 	part.RunDue(a.parts, now)
 	a.rearmAux()
 }
@@ -428,9 +427,6 @@ func (a *Agent) rearmAux() {
 	}
 	if d, ok := part.Earliest(a.parts); ok {
 		at(d)
-	}
-	if l.stalePending {
-		at(l.staleDue)
 	}
 	if next < 0 {
 		l.aux.Stop()

@@ -66,7 +66,6 @@ type loopState struct {
 	reload *ReloadStatus // the last reload, nil before one (reload.go)
 
 	leadState
-	vipLoopState
 	standbyState
 
 	// tooManyVoters: more voters are alive than --quorum counts (warned
@@ -303,8 +302,8 @@ func (a *Agent) onPacket(p packet) {
 		l.heardFrom, l.heardAt = p.msg.From, p.at
 	}
 	// A stale leader's claim heard while this one holds the addresses:
-	// announce them again once the machine has seen it (vip.go).
-	claim := l.vipHeld && a.isStaleClaim(&p.msg)
+	// announce them again once the machine has seen it (agent/part/vips).
+	claim := a.vipsHeld() && a.isStaleClaim(&p.msg)
 	wanted := l.wantRun
 	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
 	if claim {

@@ -351,7 +351,7 @@ const maxBeaconFactor = 256
 func (a *Agent) housekeep() {
 	l := &a.loop
 	now := a.now()
-	if a.vips.holder != nil {
+	if a.vips.On() {
 		// The addresses' presence is read when /status is built: an
 		// operator may have removed one by hand.
 		l.dirty = true

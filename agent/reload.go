@@ -94,14 +94,10 @@ func (a *Agent) reloadFailed(err error) {
 // applyReload applies cfg, a valid configuration, on the loop.
 func (a *Agent) applyReload(cfg *Config) {
 	kept := needRestart(&a.cfg, cfg)
-	applied := a.reloadProcs(cfg)
+	applied := append(a.reloadProcs(cfg), a.reloadParts(cfg)...)
 	if a.cfg.LogLevel != nil && cfg.LogLevel != nil && a.cfg.LogLevel.Level() != cfg.LogLevel.Level() {
 		a.cfg.LogLevel.Set(cfg.LogLevel.Level())
 		applied = append(applied, "log-level")
-	}
-	if !slices.Equal(cfg.VIPs, a.cfg.VIPs) && a.reloadVIPs(cfg.VIPs) {
-		a.setConfig(func(c *Config) { c.VIPs = slices.Clone(cfg.VIPs) })
-		applied = append(applied, "vip")
 	}
 	if cfg.Preempt != a.cfg.Preempt {
 		a.setConfig(func(c *Config) { c.Preempt = cfg.Preempt })
@@ -122,9 +118,9 @@ func (a *Agent) applyReload(cfg *Config) {
 	a.loop.dirty = true
 }
 
-// reloadProcs applies the settings of the child processes: the hooks,
-// the checks and the job's limits. It returns the names of those that
-// changed.
+// reloadProcs applies the settings of the child processes that are the
+// driver's: the hooks and the job's limits. It returns the names of those
+// that changed.
 func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 	old := a.cfg
 	a.setConfig(func(c *Config) {
@@ -153,9 +149,40 @@ func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 		a.setMeta()
 		a.pushMeta()
 	}
-	if !slices.Equal(old.ResolvedChecks(), cfg.ResolvedChecks()) || !slices.Equal(old.TrackFiles, cfg.TrackFiles) {
-		applied = append(applied, "check")
-		a.replaceChecks(cfg)
+	return applied
+}
+
+// reloadParts hands cfg to every part, which applies the settings that
+// are its own, and then does what follows in the driver: its copy of
+// those settings, the priority and the standby after the checks or the
+// track files changed, and the links' watch after the addresses did (a
+// watch of the same interfaces is kept). It returns the settings the
+// parts applied, each named once, in the parts' order.
+func (a *Agent) reloadParts(cfg *Config) (applied []string) {
+	old := a.cfg
+	for _, p := range a.parts {
+		for _, name := range p.Reload(&old, cfg) {
+			if !slices.Contains(applied, name) {
+				applied = append(applied, name)
+			}
+		}
+	}
+	if slices.Contains(applied, "check") {
+		a.setConfig(func(c *Config) {
+			c.Checks, c.CheckInterval, c.CheckTimeout = slices.Clone(cfg.Checks), cfg.CheckInterval, cfg.CheckTimeout
+			c.CheckRise, c.CheckFall, c.CheckWeight = cfg.CheckRise, cfg.CheckFall, cfg.CheckWeight
+			c.TrackFiles = slices.Clone(cfg.TrackFiles)
+		})
+		a.loop.dirty = true
+		a.onChecks()
+	}
+	if slices.Contains(applied, "vip") {
+		a.setConfig(func(c *Config) { c.VIPs = slices.Clone(cfg.VIPs) })
+		if err := a.watchLinks(a.links.ElectionDev()); err != nil {
+			a.log.Error("reload: links not watched", "err", err)
+		}
+		a.updateVIPs() // a leader that had none takes them now
+		a.onLinks()
 	}
 	return applied
 }

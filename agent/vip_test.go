@@ -16,6 +16,7 @@ import (
 
 	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/vip"
+	"github.com/lanleader/lanleader/agent/part/vips"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -119,22 +120,22 @@ func (f *fakeVIPs) States() []vip.State {
 
 func (f *fakeVIPs) Close() {}
 
-func (f *fakeVIPs) driver() *vipDriver {
-	return &vipDriver{
-		hold: func(c vip.Config) (addrHolder, error) {
+func (f *fakeVIPs) driver() *vips.Driver {
+	return &vips.Driver{
+		Hold: func(c vip.Config) (vips.Holder, error) {
 			f.mu.Lock()
 			f.cfg = c
 			f.mu.Unlock()
 			return f, nil
 		},
-		remove: func(addrs []vip.Addr) ([]vip.Addr, error) {
+		Remove: func(addrs []vip.Addr) ([]vip.Addr, error) {
 			f.record("remove")
 			f.mu.Lock()
 			f.removed = append(f.removed, slices.Clone(addrs))
 			f.mu.Unlock()
 			return f.left, nil
 		},
-		probe: func(vip.Addr, time.Duration) (net.HardwareAddr, error) { return f.answer, nil },
+		Probe: func(vip.Addr, time.Duration) (net.HardwareAddr, error) { return f.answer, nil },
 	}
 }
 
@@ -361,7 +362,7 @@ func TestVIPStaleClaimReannounces(t *testing.T) {
 	a.call(func() { a.onPacket(packet{msg: stale, at: a.now()}) })
 	waitFor(t, "nothing pending", electBound, func() (bool, string) {
 		var pending bool
-		a.call(func() { pending = a.loop.stalePending })
+		a.call(func() { _, pending = a.vips.Next() })
 		return !pending, "a stale claim's burst pending"
 	})
 	if n := len(rec.all()); n != len(calls) {
@@ -389,7 +390,7 @@ func TestVIPStaleClaimThenLoss(t *testing.T) {
 	})
 	waitFor(t, "the stale claim's wait ends", electBound, func() (bool, string) {
 		var pending bool
-		a.call(func() { pending = a.loop.stalePending })
+		a.call(func() { _, pending = a.vips.Next() })
 		return !pending, "a stale claim's burst pending"
 	})
 	if i := index(rec.all(), from, "node-5", "reannounce"); i >= 0 {

@@ -351,10 +351,10 @@ type Config struct {
 
 	// VIPs are the cluster's virtual addresses, which the leader holds
 	// (keepalived's virtual_ipaddress): added by netlink and announced
-	// before the job starts, removed after it stopped (see vip.go for the
-	// order). An address whose Dev is "" goes on the interface of the bind
-	// address (with Bind 0.0.0.0, of the address announced: the default
-	// route's interface), set by Start. All of one IP family, none the
+	// before the job starts, removed after it stopped (agent/part/vips
+	// says in which order). An address whose Dev is "" goes on the
+	// interface of the bind address (with Bind 0.0.0.0, of the address
+	// announced: the default route's interface), set by Start. All of one IP family, none the
 	// bind address, each address once. Default none.
 	VIPs []VIP
 	// VIPAnnounceRepeat is how many announcements (gratuitous ARP, or

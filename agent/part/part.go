@@ -1,22 +1,33 @@
 // Package part is the contract between the agent's driver (package agent:
 // the event loop, transport, membership, gossip, status and HTTP) and its
 // parts, the concerns around the election that an operator configures
-// (systemd's notifications now; the job, the addresses, health, the
-// leader gate, reload and realtime as they move out of the driver).
+// (systemd's notifications, the track files, the health checks, the
+// carrier of the links, the virtual addresses; the job, the leader gate
+// and realtime as they move out of the driver).
 //
 // A part lives in a package of its own below agent/part and is given a
 // Host, never the agent: what it owns, the compiler keeps it owning, and
 // a part is tested with a fake Host, without sockets. The driver keeps a
 // list of parts and, on its one goroutine, tells each of every change of
 // the node's state (Changed), asks each for its next deadline (Next) and
-// hands it that deadline when it comes (Due), and closes it at the end.
-// Nothing of a part runs concurrently with the loop unless the part
-// starts it, and then it comes back to the loop through Host.Post.
+// hands it that deadline when it comes (Due), hands each a reload's
+// configuration (Reload), and closes it at the end. Nothing of a part
+// runs concurrently with the loop unless the part starts it, and then it
+// comes back to the loop through Host.Post.
+//
+// In a reload, every part applies the settings that are its own and
+// names them; the driver keeps its copy of the configuration, does what
+// follows from the names (the priority and the standby after the checks,
+// the links' watch after the addresses) and applies the settings that
+// are its own (the log's level, the election's, the hooks' and the
+// job's).
 package part
 
 import (
 	"log/slog"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/config"
 )
 
 // Host is what the driver lends a part.
@@ -57,6 +68,12 @@ type Part interface {
 	Next() (at time.Duration, ok bool)
 	// Due: the loop's clock reached the deadline Next gave (or later).
 	Due(now time.Duration)
+	// Reload: a reload's configuration cfg was accepted (old is the one
+	// running until now); the part applies what of it is its own and
+	// names the settings it applied, by their flags as config.Settings
+	// spells them (nil: none). A setting that needs a restart is not its
+	// to apply: it keeps what it was given at the start.
+	Reload(old, cfg *config.Config) (applied []string)
 	// Close: the agent stops; the part lets go of what it holds.
 	Close()
 }

@@ -89,7 +89,7 @@
 // for lanleader with --vip (modes crash, graceful and resign; rows skipped,
 // saying "lanleader has no --vip", when the binary lacks the flag) and,
 // with -keepalived, keepalived's virtual_ipaddress (advert_int 1s, 100ms,
-// 10ms by default). At least 20 trials a row. See vip.go.
+// 10ms by default). At least 20 trials a row. See agent/part/vips.
 //
 // With -scale it measures instead how the costs grow with the LAN's size:
 // one crash-failover row per host count, with the start-up time, the p99

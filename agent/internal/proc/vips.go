@@ -9,7 +9,7 @@ import (
 )
 
 // The virtual addresses in the job's guard. The agent adds and removes
-// them (agent/vip.go); the guard removes them when the agent cannot: when
+// them (agent/part/vips); the guard removes them when the agent cannot: when
 // the lease ends (quorum mode: a paused agent neither steps down nor
 // removes them, while the next leader adds them) and when the agent dies
 // (a SIGKILLed agent leaves them; the next leader must not find them here

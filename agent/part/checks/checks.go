@@ -244,6 +244,19 @@ func spec(c config.Check) proc.CheckSpec {
 // under way reaches the loop.
 func (c *Checks) Stop() { c.checker.Stop() }
 
+// Reload runs cfg's checks instead when they changed (Replace), named
+// "check" (with their interval, timeout, rise, fall and weight, which
+// their resolved definitions carry). The driver applies the priority and
+// the standby after it.
+func (c *Checks) Reload(old, cfg *config.Config) []string {
+	defs := cfg.ResolvedChecks()
+	if slices.Equal(old.ResolvedChecks(), defs) {
+		return nil
+	}
+	c.Replace(defs)
+	return []string{"check"}
+}
+
 // Changed does nothing: the checks do not depend on the node's state.
 func (c *Checks) Changed(*part.View) {}
 

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -143,5 +144,33 @@ func TestStaleResult(t *testing.T) {
 	f.c.report(proc.CheckResult{ID: old, OK: false, At: time.Now(), Detail: "late"})
 	if f.changes != 0 || f.c.runs[0].detail == "late" {
 		t.Errorf("a stale result counted: %d changes, %+v", f.changes, f.c.runs[0])
+	}
+}
+
+// Reload replaces the checks when the configuration's differ, and names
+// "check"; the same checks (their resolved definitions) are no reload of
+// theirs, and keep their runs.
+func TestReload(t *testing.T) {
+	f := newFixture(t)
+	old := config.DefaultConfig()
+	old.Checks = []config.Check{{Name: "db", Command: "false"}}
+	f.c.First(old.ResolvedChecks())
+	before := f.c.runs[0]
+	same := old
+	if got := f.c.Reload(&old, &same); got != nil || f.c.runs[0] != before {
+		t.Fatalf("the same checks: applied %q, run kept %v", got, f.c.runs[0] == before)
+	}
+	next := old
+	next.Checks = []config.Check{{Name: "db", Command: "false"}, {Name: "web", Command: "true"}}
+	if got := f.c.Reload(&old, &next); !slices.Equal(got, []string{"check"}) {
+		t.Fatalf("a check added: applied %q", got)
+	}
+	if st, _ := f.c.Status(); len(st) != 2 || st[1].Name != "web" || f.c.runs[0] != before || f.c.Failing() != 1 {
+		t.Errorf("after the reload: %+v", st)
+	}
+	longer := next
+	longer.CheckInterval = 2 * next.CheckInterval
+	if got := f.c.Reload(&next, &longer); !slices.Equal(got, []string{"check"}) {
+		t.Errorf("the interval changed: applied %q", got)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/vip"
 	"github.com/lanleader/lanleader/agent/part"
 )
@@ -225,6 +226,11 @@ func (k *Links) Due(now time.Duration) {
 	k.host.MarkDirty()
 	k.onChange()
 }
+
+// Reload does nothing: which interfaces are watched is the driver's to
+// say (Watch), after the addresses' part took a reload's addresses, and
+// vip-track-link needs a restart.
+func (k *Links) Reload(_, _ *config.Config) []string { return nil }
 
 // Close ends the watch and forgets what it reported.
 func (k *Links) Close() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/part"
 )
 
@@ -167,6 +168,10 @@ func (n *Notifier) Due(now time.Duration) {
 		n.nextPing = now + n.watchdog/2
 	}
 }
+
+// Reload does nothing: no setting is the notifications' (systemd's
+// environment says whether and how often to notify).
+func (n *Notifier) Reload(_, _ *config.Config) []string { return nil }
 
 // Close does nothing: STOPPING=1 goes through Send at the start of a
 // stop, before the job stops.

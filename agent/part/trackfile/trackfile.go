@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/part"
 )
 
@@ -130,6 +131,16 @@ func (w *Watcher) Replace(paths []string) bool {
 	w.set(presentFiles(paths))
 	w.Start()
 	return true
+}
+
+// Reload watches cfg's track files instead when they changed (Replace).
+// The change is named "check", as the checks' is: the standby follows
+// both, and the driver judges it again after either.
+func (w *Watcher) Reload(_, cfg *config.Config) []string {
+	if !w.Replace(cfg.TrackFiles) {
+		return nil
+	}
+	return []string{"check"}
 }
 
 // Present are the track files present, in the order given.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/part/parttest"
 	"github.com/lanleader/lanleader/internal/waitfor"
 )
@@ -132,5 +133,29 @@ func TestClose(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s: the watcher still runs 5s later", how)
 		}
+	}
+}
+
+// Reload watches the configuration's track files when they changed, and
+// names the change "check", as the checks' (the driver judges the
+// standby after either); the same files are no reload of theirs.
+func TestReload(t *testing.T) {
+	f := newFixture(t)
+	f.w.First()
+	c := filepath.Join(filepath.Dir(f.a), "c")
+	os.WriteFile(c, nil, 0o644)
+	old := config.DefaultConfig()
+	old.TrackFiles = []string{f.a, f.b}
+	same := old
+	if got := f.w.Reload(&old, &same); got != nil {
+		t.Fatalf("the same files: applied %q", got)
+	}
+	next := old
+	next.TrackFiles = []string{c}
+	if got := f.w.Reload(&old, &next); !slices.Equal(got, []string{"check"}) {
+		t.Fatalf("other files: applied %q", got)
+	}
+	if got := f.w.Present(); !slices.Equal(got, []string{c}) || !slices.Equal(f.w.Files(), []string{c}) {
+		t.Errorf("after the reload: present %q of %q", got, f.w.Files())
 	}
 }

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/agent/internal/vip"
+	"github.com/lanleader/lanleader/agent/part/vips"
+	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/wire"
+)
+
+// The virtual addresses are a part (agent/part/vips: when they are taken,
+// dropped and announced again, and in which order); here is how the
+// driver tells it the leadership, under the names its steps use.
+
+// VIP is one virtual address (Config.VIPs).
+type VIP = config.VIP
+
+// VIPStatus is one virtual address in /status.
+type VIPStatus = vips.Status
+
+// newVIPs is the addresses' part, with package vip or the tests' driver.
+func (a *Agent) newVIPs(h loopHost, drv *vips.Driver) *vips.VIPs {
+	d := vips.System
+	if drv != nil {
+		d = *drv
+	}
+	return vips.New(h, &a.cfg, d, a.met, vips.Node{
+		Status: func() election.Status { return a.machine.Status() },
+		SetVIPs: func(addrs []vip.Addr) {
+			if a.procs.sup != nil {
+				a.procs.sup.SetVIPs(addrs)
+			}
+		},
+	})
+}
+
+// startVIPs: ip and ifi are the election's address and interface.
+func (a *Agent) startVIPs(ip netip.Addr, ifi *net.Interface) error {
+	dev := ""
+	if ifi != nil {
+		dev = ifi.Name
+	}
+	return a.vips.Start(a.cfg.VIPs, ip, dev)
+}
+
+// updateVIPs: the addresses belong on this host while it leads, but for
+// a graceful stop, which releases them itself between the job's stop and
+// RESIGN. It runs before updateJob, which starts the job only once they
+// are held.
+func (a *Agent) updateVIPs() {
+	a.vips.Update(a.machine.Status().State == election.StateLeader && !a.loop.leaving)
+}
+
+func (a *Agent) vipsReady() bool                   { return a.vips.Ready() }
+func (a *Agent) vipsHeld() bool                    { return a.vips.Held() }
+func (a *Agent) acquireVIPs()                      { a.vips.Acquire() }
+func (a *Agent) releaseVIPs(why string)            { a.vips.Release(why) }
+func (a *Agent) vipStatus() []VIPStatus            { return a.vips.Status() }
+func (a *Agent) closeVIPs()                        { a.vips.Close() }
+func (a *Agent) isStaleClaim(m *wire.Message) bool { return a.vips.IsStaleClaim(m) }
+
+// judgeProbes: the first election has settled as st says.
+func (a *Agent) judgeProbes(st election.Status) { a.vips.JudgeProbes(st, a.nameOf(st.Leader)) }
+
+// staleClaim: the part defers its burst; the aux timer wakes the loop
+// for it.
+func (a *Agent) staleClaim(m *wire.Message) {
+	a.vips.StaleClaim(m)
+	a.rearmAux()
+}
