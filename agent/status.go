@@ -1,21 +1,18 @@
 package agent
 
 import (
-	"github.com/lanleader/lanleader/election"
-)
-
-// What the agent publishes: the /status document, built by the loop in
-// publish and read by any goroutine through Status.
-
-import (
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/agent/part/trackfile"
+	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/metrics"
 )
+
+// What the agent publishes: the /status document, built by the loop in
+// publish and read by any goroutine through Status.
 
 // TrackFileStatus is one track file in /status.
 type TrackFileStatus = trackfile.Status
