@@ -18,6 +18,7 @@ import (
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/agent/part/checks"
+	"github.com/lanleader/lanleader/agent/part/lead"
 	"github.com/lanleader/lanleader/agent/part/links"
 	"github.com/lanleader/lanleader/agent/part/sdnotify"
 	"github.com/lanleader/lanleader/agent/part/trackfile"
@@ -91,6 +92,7 @@ type Agent struct {
 	notify *sdnotify.Notifier
 	track  *trackfile.Watcher // the track files
 	checks *checks.Checks     // the health checks
+	lead   *lead.Lead         // the job and leadership policy
 	// parts are the concerns the loop drives through package part's
 	// interface, in the order they are told of a change.
 	parts    []part.Part
@@ -218,8 +220,9 @@ func (a *Agent) newConcerns(sm seams) {
 	a.links = links.New(h, watch, a.machine.Config().StartupWait, a.applyStandby)
 	a.notify = sdnotify.New(h)
 	a.track = trackfile.New(h, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
-	a.checks = checks.New(h, a.met, proc.ShellChecks(hookEnv(cfg, "starting", 0, 0)), a.onChecks)
-	a.parts = []part.Part{a.notify, a.track, a.checks, a.links}
+	a.checks = checks.New(h, a.met, proc.ShellChecks(proc.HookEnv(cfg.NodeID, cfg.Name, "starting", 0, 0)), a.onChecks)
+	a.lead = a.newLead()
+	a.parts = []part.Part{a.lead, a.notify, a.track, a.checks, a.links}
 }
 
 // newMachine builds the election machine of cfg with priority p (the

@@ -51,7 +51,8 @@ func (a *Agent) standbyReasons() []string {
 // here. A leader whose election interface lost its carrier steps down at
 // once instead: no one can hear its RESIGN, the others elect when their
 // detectors fire, and its job must be stopping by then; the machine's
-// step down releases the addresses and stops the job (leadershipChanged).
+// step down releases the addresses and stops the job (the policy's
+// LeadershipChanged).
 // When the last reason goes, the node is a candidate again: it takes a
 // leadership back only as preemption allows.
 func (a *Agent) applyStandby() {
@@ -88,7 +89,7 @@ func (a *Agent) faultHook(on bool, why []string) {
 	if on {
 		state = "fault"
 	}
-	env := append(hookEnv(&a.cfg, state, st.Term, st.Leader), "LANLEADER_FAULT="+strings.Join(why, "; "))
+	env := append(proc.HookEnv(a.cfg.NodeID, a.cfg.Name, state, st.Term, st.Leader), "LANLEADER_FAULT="+strings.Join(why, "; "))
 	a.procs.hooks.Add(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env})
 }
 
@@ -175,7 +176,7 @@ func (a *Agent) closeChecks() {
 // failed checks, 1 while penalised, never below 1.
 func (a *Agent) effectivePriority() uint16 {
 	p := int(a.cfg.Priority) - a.checks.Weights()
-	if a.loop.penalised {
+	if a.lead.Penalised() {
 		p = 1
 	}
 	return uint16(max(p, 1))
@@ -190,9 +191,31 @@ func (a *Agent) applyPriority() {
 		return
 	}
 	a.log.Info("priority changed", "priority", p, "base_priority", a.cfg.Priority,
-		"failing_checks", a.checks.Failing(), "penalised", l.penalised)
+		"failing_checks", a.checks.Failing(), "penalised", a.lead.Penalised())
 	a.step(a.now(), election.Event{Kind: election.EvSetPriority, Priority: p})
 	a.setMeta()
 	a.pushMeta()
 	l.dirty = true
+}
+
+// beginAwaitJoin keeps the node out of the elections until a member has
+// joined, with Config.JoinBeforeLead and a Join list.
+func (a *Agent) beginAwaitJoin() {
+	if !a.cfg.JoinBeforeLead || len(a.cfg.Join) == 0 {
+		return
+	}
+	a.loop.awaitJoin = true
+	a.log.Info("taking no part in elections until this node has joined a member", "join", a.cfg.Join)
+	a.applyStandby()
+}
+
+// endAwaitJoin: a member (name) has joined; the node takes part in the
+// elections from now on.
+func (a *Agent) endAwaitJoin(name string) {
+	if !a.loop.awaitJoin {
+		return
+	}
+	a.loop.awaitJoin = false
+	a.log.Info("joined: taking part in elections", "member", name)
+	a.applyStandby()
 }

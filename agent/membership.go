@@ -242,7 +242,7 @@ func (a *Agent) onMemberUp(ev memberEvent) {
 		a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}, Role: md.Role})
 		a.endAwaitJoin(ev.name)
 	}
-	a.onMemberChanged(ev.name)
+	a.lead.MemberChanged(ev.name)
 	a.checkConflict()
 }
 
@@ -278,7 +278,7 @@ func (a *Agent) onMemberLeave(ev memberEvent) {
 			delete(l.clones, m.meta.Election)
 		}
 	}
-	a.onMemberChanged(ev.name)
+	a.lead.MemberChanged(ev.name)
 	a.checkConflict()
 }
 

@@ -122,8 +122,9 @@ func (a *Agent) applyReload(cfg *Config) {
 	a.loop.dirty = true
 }
 
-// reloadProcs applies the settings of the child processes: the hooks,
-// the checks and the job's limits. It returns the names of those that
+// reloadProcs applies the settings of the child processes: the hooks
+// and the job's limits (the policy's Reload; the driver replaces the
+// hook runner) and the checks. It returns the names of those that
 // changed.
 func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 	old := a.cfg
@@ -131,28 +132,8 @@ func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 		c.OnLeader, c.OnFollower, c.OnChange, c.HookTimeout = cfg.OnLeader, cfg.OnFollower, cfg.OnChange, cfg.HookTimeout
 		c.JobGrace, c.JobMaxFailures, c.JobFailureWindow = cfg.JobGrace, cfg.JobMaxFailures, cfg.JobFailureWindow
 	})
-	for _, s := range []struct {
-		name    string
-		changed bool
-	}{
-		{"on-leader", old.OnLeader != cfg.OnLeader}, {"on-follower", old.OnFollower != cfg.OnFollower},
-		{"on-change", old.OnChange != cfg.OnChange}, {"hook-timeout", old.HookTimeout != cfg.HookTimeout},
-		{"job-grace", old.JobGrace != cfg.JobGrace}, {"job-max-failures", old.JobMaxFailures != cfg.JobMaxFailures},
-		{"job-failure-window", old.JobFailureWindow != cfg.JobFailureWindow},
-	} {
-		if s.changed {
-			applied = append(applied, s.name)
-		}
-	}
+	applied = a.lead.Reload(&old, cfg)
 	a.replaceHooks(old.HookTimeout != cfg.HookTimeout)
-	if a.procs.sup != nil {
-		a.procs.sup.SetLimits(proc.Limits{Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow})
-	}
-	if old.JobGrace != cfg.JobGrace {
-		// The members' takeovers wait out the grace the metadata says.
-		a.setMeta()
-		a.pushMeta()
-	}
 	if !slices.Equal(old.ResolvedChecks(), cfg.ResolvedChecks()) || !slices.Equal(old.TrackFiles, cfg.TrackFiles) {
 		applied = append(applied, "check")
 		a.replaceChecks(cfg)

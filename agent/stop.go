@@ -27,10 +27,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 		// The job stops first, before RESIGN: the next leader starts its
 		// job at once, and must not find ours still running.
 		if a.procs.sup != nil {
-			a.call(func() {
-				a.loop.haltJob = true
-				a.updateJob()
-			})
+			a.call(a.lead.Halt)
 			a.procs.sup.Stop()
 			select {
 			case <-a.procs.sup.Done():
