@@ -200,12 +200,8 @@ func (a *Agent) initLoop(started time.Time, initialTerm uint64) {
 func (a *Agent) newConcerns(sm seams) {
 	cfg := &a.cfg
 	a.procs.systemd = newJobSystemd(cfg, sm.jobSystemd)
-	a.procs.ran, a.procs.ended = newLatch(), newLatch()
 	if len(cfg.Job) > 0 || cfg.JobUnit != "" {
 		a.procs.sup = newSupervisor(a)
-	}
-	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
-		a.procs.hooks = newHookRunner(a)
 	}
 	a.procs.dirty = make(chan struct{}, 1)
 	a.vips.drv = systemVIPs
@@ -326,14 +322,6 @@ func (a *Agent) logStart() {
 			a.log.Warn("quorum mode without --state-file: the votes of this node are lost when it restarts, so one term (the job's fencing token) could be given to two leaders, one after the other; leases still never overlap")
 		}
 	}
-	if cfg.TakeoverWait > 0 && len(cfg.Job) > 0 {
-		a.log.Info("takeover wait: after a failover without a hand-over, the job starts this long after this node leads",
-			"takeover_wait", cfg.TakeoverWait, "job_grace", cfg.JobGrace)
-		if cfg.TakeoverWait < cfg.JobGrace {
-			a.log.Warn("--takeover-wait is shorter than --job-grace: a crashed leader's job, which its guard stops within --job-grace, may still run when this node's starts",
-				"takeover_wait", cfg.TakeoverWait, "job_grace", cfg.JobGrace)
-		}
-	}
 	if a.web.ln != nil {
 		if ap, err := netip.ParseAddrPort(a.web.ln.Addr().String()); err == nil && !ap.Addr().IsLoopback() {
 			a.log.Warn("the HTTP listener is reachable beyond this host: /status and /metrics are readable from the network", "http", a.HTTPAddr())
@@ -362,9 +350,7 @@ func (a *Agent) startWorkers() {
 	if a.procs.sup != nil {
 		go a.procs.sup.Run()
 	}
-	if a.procs.hooks != nil {
-		go a.procs.hooks.Run()
-	}
+	a.lead.Start()
 	a.checks.Start()
 	a.track.Start()
 }

@@ -13,7 +13,8 @@ import (
 // elections while any reason holds: the election interface without
 // carrier (agent/part/links), a link of the virtual addresses down (vip.go), a
 // failed check of weight 0 (agent/part/checks), a track file present
-// (agent/part/trackfile), no member joined yet for `run --once` (job.go).
+// (agent/part/trackfile), no member joined yet for `run --once`
+// (agent/part/lead).
 // applyStandby is the one place that decides it; each source calls it
 // when its part changes.
 
@@ -25,7 +26,6 @@ type standbyState struct {
 // standbyReasons says why the node must stay out of the elections now,
 // one phrase per reason; none: it takes part.
 func (a *Agent) standbyReasons() []string {
-	l := &a.loop
 	var why []string
 	if r := a.links.Reason(); r != "" {
 		why = append(why, r)
@@ -39,7 +39,7 @@ func (a *Agent) standbyReasons() []string {
 	if p := a.track.Present(); len(p) > 0 {
 		why = append(why, "a track file is present ("+strings.Join(p, ",")+")")
 	}
-	if l.awaitJoin {
+	if a.lead.AwaitingJoin() {
 		why = append(why, "no member has joined yet (run --once)")
 	}
 	return why
@@ -81,7 +81,7 @@ func (a *Agent) applyStandby() {
 // the machine's state again when it ends; LANLEADER_FAULT says why, empty
 // when it ends.
 func (a *Agent) faultHook(on bool, why []string) {
-	if a.procs.hooks == nil || a.cfg.OnChange == "" {
+	if a.cfg.OnChange == "" {
 		return
 	}
 	st := a.machine.Status()
@@ -90,7 +90,7 @@ func (a *Agent) faultHook(on bool, why []string) {
 		state = "fault"
 	}
 	env := append(proc.HookEnv(a.cfg.NodeID, a.cfg.Name, state, st.Term, st.Leader), "LANLEADER_FAULT="+strings.Join(why, "; "))
-	a.procs.hooks.Add(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env})
+	a.lead.Hook(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env})
 }
 
 // watchLinks (re)starts the links part's watch: the election interface
@@ -166,9 +166,7 @@ func (a *Agent) replaceChecks(cfg *Config) {
 // closeChecks stops the checks for good, and any later swap of a runner
 // (shutdown), while the loop still runs: a result under way reaches it.
 func (a *Agent) closeChecks() {
-	a.procs.mu.Lock()
-	a.procs.closed = true
-	a.procs.mu.Unlock()
+	a.lead.CloseHooks()
 	a.checks.Stop()
 }
 
@@ -196,26 +194,4 @@ func (a *Agent) applyPriority() {
 	a.setMeta()
 	a.pushMeta()
 	l.dirty = true
-}
-
-// beginAwaitJoin keeps the node out of the elections until a member has
-// joined, with Config.JoinBeforeLead and a Join list.
-func (a *Agent) beginAwaitJoin() {
-	if !a.cfg.JoinBeforeLead || len(a.cfg.Join) == 0 {
-		return
-	}
-	a.loop.awaitJoin = true
-	a.log.Info("taking no part in elections until this node has joined a member", "join", a.cfg.Join)
-	a.applyStandby()
-}
-
-// endAwaitJoin: a member (name) has joined; the node takes part in the
-// elections from now on.
-func (a *Agent) endAwaitJoin(name string) {
-	if !a.loop.awaitJoin {
-		return
-	}
-	a.loop.awaitJoin = false
-	a.log.Info("joined: taking part in elections", "member", name)
-	a.applyStandby()
 }

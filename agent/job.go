@@ -1,46 +1,24 @@
 package agent
 
 import (
-	"sync"
-
 	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/sdbus"
 )
 
-// The agent's side of its child processes (package proc runs them): the
-// supervisor, hooks and checks built from the config and wired to the
-// event loop. When the job runs and what the hooks mean is the policy's
-// (agent/part/lead).
+// The agent's side of the job (package proc runs it): the supervisor
+// built from the config and wired to the event loop, the job unit's
+// checks, and the public API's view of the job. When the job runs, and
+// the hooks, are the policy's (agent/part/lead).
 
-// procs are the agent's runners of child processes. The loop alone
-// replaces the hook runner (a reload), under mu, which shutdown takes to
-// end the runners while the loop still runs.
+// procs are the job's supervisor and what it reports to the loop through
+// (the policy's part runs the hooks).
 type procs struct {
 	sup   *proc.Supervisor // nil without a job
-	hooks *proc.HookRunner // nil without hooks
 	dirty chan struct{}    // capacity 1: the job's status changed
 
 	// systemd runs the job unit (below), nil without one.
 	systemd jobSystemd
-	// ran and ended: the first start and the first end of the job in
-	// job mode once (below).
-	ran, ended latch
-
-	mu     sync.Mutex
-	closed bool // shutdown ended the runners: no new one starts
-}
-
-// swap runs f, which replaces a runner, unless the agent is shutting
-// down; it reports whether f ran.
-func (p *procs) swap(f func()) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	f()
-	return true
 }
 
 // JobStatus is the job's part of /status.
@@ -68,7 +46,7 @@ func newSupervisor(a *Agent) *proc.Supervisor {
 		Unit: cfg.JobUnit, Systemd: a.procs.systemd, EnvFile: jobEnvFile(cfg),
 		Log: a.log, Running: a.met.JobRunning, Restarts: a.met.JobRestarts,
 		// After the loop ended, a.call does nothing.
-		Report: func(ev proc.Event) { a.call(func() { a.onJobEvent(ev) }) },
+		Report: func(ev proc.Event) { a.call(func() { a.lead.JobEvent(ev) }) },
 		// The loop republishes /status.
 		Changed: func() {
 			select {
@@ -76,13 +54,6 @@ func newSupervisor(a *Agent) *proc.Supervisor {
 			default:
 			}
 		},
-	})
-}
-
-// newHookRunner runs the hooks, counted in lanleader_hook_runs_total.
-func newHookRunner(a *Agent) *proc.HookRunner {
-	return proc.NewHookRunner(a.cfg.HookTimeout, a.log, func(hook, outcome string) {
-		a.met.HookRuns.WithLabelValues(hook, outcome).Inc()
 	})
 }
 
@@ -122,22 +93,12 @@ func (a *Agent) checkJobUnit() error {
 // leadership; `lanleader run --once` waits on JobRan and JobEnded to run
 // a command once and exit with its status.
 
-// latch is a channel closed once, by the first fire.
-type latch struct {
-	ch   chan struct{}
-	once *sync.Once
-}
-
-func newLatch() latch { return latch{ch: make(chan struct{}), once: new(sync.Once)} }
-
-func (s latch) fire() { s.once.Do(func() { close(s.ch) }) }
-
 // JobRan is closed when the job has first started; never without a job.
-func (a *Agent) JobRan() <-chan struct{} { return a.procs.ran.ch }
+func (a *Agent) JobRan() <-chan struct{} { return a.lead.Ran() }
 
 // JobEnded is closed when, in job mode once, the job has first finished:
 // it exited on its own, with the status JobExitStatus gives.
-func (a *Agent) JobEnded() <-chan struct{} { return a.procs.ended.ch }
+func (a *Agent) JobEnded() <-chan struct{} { return a.lead.Ended() }
 
 // JobExitStatus is the status of the job's last exit, as a shell gives
 // it (128+N for a signal N), and false when it never exited.

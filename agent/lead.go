@@ -1,9 +1,6 @@
 package agent
 
 import (
-	"time"
-
-	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/agent/part/lead"
 	"github.com/lanleader/lanleader/election"
@@ -39,10 +36,8 @@ func (a *Agent) newLead() *lead.Lead {
 		PushMeta:      a.pushJobMeta,
 		ApplyPriority: a.applyPriority,
 		ApplyStandby:  a.applyStandby,
-		Hook: func(h proc.Hook) {
-			if a.procs.hooks != nil {
-				a.procs.hooks.Add(h)
-			}
+		CountHook: func(hook, outcome string) {
+			a.met.HookRuns.WithLabelValues(hook, outcome).Inc()
 		},
 		Rearm: a.rearmAux,
 	})
@@ -82,18 +77,6 @@ func (a *Agent) pushJobMeta() {
 	a.loop.jobRunning = a.lead.JobRunning()
 	a.setMeta()
 	a.pushMeta()
-}
-
-// onJobEvent is the supervisor's report, run on the loop: the latches of
-// job mode once (job.go), then the policy.
-func (a *Agent) onJobEvent(ev proc.Event) {
-	if ev.Kind == proc.Started {
-		a.procs.ran.fire()
-	}
-	a.lead.JobEvent(ev)
-	if ev.Kind == proc.Finished {
-		a.procs.ended.fire()
-	}
 }
 
 // leadershipChanged runs after each step that changed the machine's
@@ -142,5 +125,5 @@ func (a *Agent) rearmAux() {
 		l.aux.Stop()
 		return
 	}
-	l.aux.Reset(max(next-a.now(), time.Duration(0)))
+	l.aux.Reset(max(next-a.now(), 0))
 }

@@ -61,7 +61,6 @@ type loopState struct {
 	// jobRunning is the policy's JobRunning as the metadata last read it
 	// (lead.go's pushJobMeta).
 	jobRunning bool
-	awaitJoin  bool        // Config.JoinBeforeLead: no member has joined yet (health.go)
 	aux        *time.Timer // the parts' and the driver's deadlines (lead.go's rearmAux)
 
 	reload *ReloadStatus // the last reload, nil before one (reload.go)
@@ -93,7 +92,7 @@ func (a *Agent) run() {
 	a.step(a.now(), election.Event{Kind: election.EvStart})
 	a.onLinks()      // a link down at the start
 	a.applyStandby() // a track file or a fault check at the start
-	a.beginAwaitJoin()
+	a.lead.BeginAwaitJoin()
 	a.housekeep()
 	a.rearmAux()
 	for {

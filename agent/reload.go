@@ -123,8 +123,7 @@ func (a *Agent) applyReload(cfg *Config) {
 }
 
 // reloadProcs applies the settings of the child processes: the hooks
-// and the job's limits (the policy's Reload; the driver replaces the
-// hook runner) and the checks. It returns the names of those that
+// and the job's limits (the policy's Reload) and the checks. It returns the names of those that
 // changed.
 func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 	old := a.cfg
@@ -133,7 +132,6 @@ func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
 		c.JobGrace, c.JobMaxFailures, c.JobFailureWindow = cfg.JobGrace, cfg.JobMaxFailures, cfg.JobFailureWindow
 	})
 	applied = a.lead.Reload(&old, cfg)
-	a.replaceHooks(old.HookTimeout != cfg.HookTimeout)
 	if !slices.Equal(old.ResolvedChecks(), cfg.ResolvedChecks()) || !slices.Equal(old.TrackFiles, cfg.TrackFiles) {
 		applied = append(applied, "check")
 		a.replaceChecks(cfg)
@@ -146,23 +144,4 @@ func (a *Agent) setConfig(f func(*Config)) {
 	a.cfgMu.Lock()
 	f(&a.cfg)
 	a.cfgMu.Unlock()
-}
-
-// replaceHooks starts a hook runner when hooks came with the reload, and
-// replaces the runner when its timeout changed (the old one runs what it
-// has queued, then ends).
-func (a *Agent) replaceHooks(timeoutChanged bool) {
-	want := a.cfg.OnLeader != "" || a.cfg.OnFollower != "" || a.cfg.OnChange != ""
-	old := a.procs.hooks
-	if old != nil && !timeoutChanged || old == nil && !want {
-		return
-	}
-	h := newHookRunner(a)
-	if !a.procs.swap(func() { a.procs.hooks = h }) {
-		return
-	}
-	if old != nil {
-		old.Stop()
-	}
-	go h.Run()
 }

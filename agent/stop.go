@@ -131,18 +131,7 @@ func (a *Agent) shutdown(ctx context.Context) {
 	if a.procs.sup != nil {
 		<-a.procs.sup.Done()
 	}
-	if a.procs.hooks != nil {
-		// The hooks queued by the last changes (a leader's on_follower)
-		// still run, each within its timeout.
-		a.procs.hooks.Stop()
-		t := time.NewTimer(a.cfg.HookTimeout + time.Second)
-		select {
-		case <-a.procs.hooks.Done():
-		case <-t.C:
-			a.log.Warn("hooks still queued at exit are not run")
-		}
-		t.Stop()
-	}
+	a.lead.StopHooks()
 	a.closeAll()
 	if a.web.srv != nil {
 		sctx, cancel := context.WithTimeout(ctx, time.Second)

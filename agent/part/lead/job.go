@@ -41,6 +41,7 @@ func (p *Lead) JobEvent(ev proc.Event) {
 	log := p.host.Log()
 	switch ev.Kind {
 	case proc.Started:
+		p.ran.fire()
 		p.jobRunning = true
 		p.d.PushMeta()
 	case proc.Stopped:
@@ -56,6 +57,7 @@ func (p *Lead) JobEvent(ev proc.Event) {
 		p.finishResign()
 	case proc.Finished:
 		log.Info("the job has finished: job mode once, it runs again when this node next leads", "exit_status", ev.Code)
+		p.ended.fire()
 	case proc.CrashLoop:
 		p.penaltyUntil, p.penalised = p.host.Now()+p.cfg.JobFailureWindow, true
 		log.Error("the job failed too often: priority 1 and resign, so that another node runs it",

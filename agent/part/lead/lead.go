@@ -90,8 +90,8 @@ type Driver struct {
 	// again (the penalty changed; a resign for a standby ended).
 	ApplyPriority func()
 	ApplyStandby  func()
-	// Hook queues a hook, when the node has a hook runner.
-	Hook func(proc.Hook)
+	// CountHook counts a hook's run by its outcome.
+	CountHook func(hook, outcome string)
 	// Rearm sets the loop's auxiliary timer again: a deadline changed.
 	Rearm func()
 }
@@ -139,7 +139,11 @@ type Lead struct {
 	penaltyUntil time.Duration // the job failed too often: priority 1 until then
 	penalised    bool
 
-	followed bool // this node followed a leader (or led) since it started
+	followed  bool // this node followed a leader (or led) since it started
+	awaitJoin bool // Config.JoinBeforeLead: no member has joined yet
+
+	hooks      hookRunner
+	ran, ended latch // the first start and the first end of the job in job mode once
 
 	leaseMono int64  // quorum mode: the lease given to the job's guard, CLOCK_MONOTONIC ns; 0: none
 	leaseGen  uint64 // the job's generation that lease is for
@@ -148,14 +152,18 @@ type Lead struct {
 // New is the part for cfg's job and hooks; sup is the job's supervisor,
 // nil without a job.
 func New(h part.Host, cfg *config.Config, sup *proc.Supervisor, d Driver) *Lead {
-	return &Lead{host: h, d: d, sup: sup, cfg: *cfg}
+	p := &Lead{host: h, d: d, sup: sup, cfg: *cfg, ran: newLatch(), ended: newLatch()}
+	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
+		p.hooks.run = p.newHookRunner()
+	}
+	return p
 }
 
 // Changed: the part reads the machine's status itself when the driver
 // tells it of a change (LeadershipChanged).
 func (p *Lead) Changed(*part.View) {}
 
-// Close: the driver stops the supervisor and the hooks.
+// Close: the driver stops the supervisor, and the hooks (StopHooks).
 func (p *Lead) Close() {}
 
 // Next is the earliest of the waits' deadlines: a takeover's, the
@@ -203,8 +211,8 @@ func (p *Lead) Due(now time.Duration) {
 	}
 }
 
-// Reload takes a reload's settings of the hooks and of the job's limits
-// (the driver replaces the hook runner); it returns the names of those
+// Reload takes a reload's settings of the hooks (a new timeout needs a
+// new runner) and of the job's limits; it returns the names of those
 // that changed, in the order a reload reports them.
 func (p *Lead) Reload(old, cfg *config.Config) (applied []string) {
 	for _, s := range []struct {
@@ -223,6 +231,7 @@ func (p *Lead) Reload(old, cfg *config.Config) (applied []string) {
 	c := &p.cfg
 	c.OnLeader, c.OnFollower, c.OnChange, c.HookTimeout = cfg.OnLeader, cfg.OnFollower, cfg.OnChange, cfg.HookTimeout
 	c.JobGrace, c.JobMaxFailures, c.JobFailureWindow = cfg.JobGrace, cfg.JobMaxFailures, cfg.JobFailureWindow
+	p.replaceHooks(old.HookTimeout != cfg.HookTimeout)
 	if p.sup != nil {
 		p.sup.SetLimits(proc.Limits{Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow})
 	}

@@ -119,13 +119,13 @@ func (p *Lead) runHooks(st election.Status, becameLeader, stoppedLeading, logged
 	env := func() []string { return proc.HookEnv(p.cfg.NodeID, p.cfg.Name, st.State.String(), st.Term, st.Leader) }
 	firstFollow := !p.followed && st.State == election.StateFollower && st.Leader != 0
 	if becameLeader && p.cfg.OnLeader != "" {
-		p.d.Hook(proc.Hook{Name: "on_leader", Command: p.cfg.OnLeader, Env: env()})
+		p.Hook(proc.Hook{Name: "on_leader", Command: p.cfg.OnLeader, Env: env()})
 	}
 	if (stoppedLeading || firstFollow) && p.cfg.OnFollower != "" {
-		p.d.Hook(proc.Hook{Name: "on_follower", Command: p.cfg.OnFollower, Env: env()})
+		p.Hook(proc.Hook{Name: "on_follower", Command: p.cfg.OnFollower, Env: env()})
 	}
 	if logged && p.cfg.OnChange != "" {
-		p.d.Hook(proc.Hook{Name: "on_change", Command: p.cfg.OnChange, Env: env()})
+		p.Hook(proc.Hook{Name: "on_change", Command: p.cfg.OnChange, Env: env()})
 	}
 }
 
