@@ -85,9 +85,6 @@ func (p *Lead) Resign(why string) bool {
 	return true
 }
 
-// Resigning says whether a resign waits for the job to stop.
-func (p *Lead) Resigning() bool { return p.resigning }
-
 // finishResign sends RESIGN once the job has stopped.
 func (p *Lead) finishResign() {
 	if !p.resigning || p.sup != nil && !p.sup.Idle() {
