@@ -21,6 +21,7 @@ import (
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/agent/part/checks"
+	"github.com/lanleader/lanleader/agent/part/lead"
 	"github.com/lanleader/lanleader/agent/part/links"
 	"github.com/lanleader/lanleader/agent/part/sdnotify"
 	"github.com/lanleader/lanleader/agent/part/trackfile"
@@ -95,6 +96,7 @@ type Agent struct {
 	notify *sdnotify.Notifier
 	track  *trackfile.Watcher // the track files
 	checks *checks.Checks     // the health checks
+	lead   *lead.Lead         // the job and leadership policy
 	// parts are the concerns the loop drives through package part's
 	// interface, in the order they are told of a change.
 	parts    []part.Part
@@ -202,12 +204,8 @@ func (a *Agent) initLoop(started time.Time, initialTerm uint64) {
 func (a *Agent) newConcerns(sm seams) {
 	cfg := &a.cfg
 	a.procs.systemd = newJobSystemd(cfg, sm.jobSystemd)
-	a.procs.ran, a.procs.ended = newLatch(), newLatch()
 	if len(cfg.Job) > 0 || cfg.JobUnit != "" {
 		a.procs.sup = newSupervisor(a)
-	}
-	if cfg.OnLeader != "" || cfg.OnFollower != "" || cfg.OnChange != "" {
-		a.procs.hooks = newHookRunner(a)
 	}
 	a.procs.dirty = make(chan struct{}, 1)
 	h := loopHost{a}
@@ -218,9 +216,10 @@ func (a *Agent) newConcerns(sm seams) {
 	a.links = links.New(h, watch, a.machine.Config().StartupWait, a.applyStandby)
 	a.notify = sdnotify.New(h)
 	a.track = trackfile.New(h, cfg.TrackFiles, trackfile.Every, a.quit, a.applyStandby)
-	a.checks = checks.New(h, a.met, proc.ShellChecks(hookEnv(cfg, "starting", 0, 0)), a.onChecks)
+	a.checks = checks.New(h, a.met, proc.ShellChecks(proc.HookEnv(cfg.NodeID, cfg.Name, "starting", 0, 0)), a.onChecks)
 	a.vips = a.newVIPs(h, sm.vipDrv)
-	a.parts = []part.Part{a.notify, a.track, a.checks, a.links, a.vips}
+	a.lead = a.newLead()
+	a.parts = []part.Part{a.lead, a.notify, a.track, a.checks, a.links, a.vips}
 }
 
 // newMachine builds the election machine of cfg with priority p (the
@@ -324,14 +323,6 @@ func (a *Agent) logStart() {
 			a.log.Warn("quorum mode without --state-file: the votes of this node are lost when it restarts, so one term (the job's fencing token) could be given to two leaders, one after the other; leases still never overlap")
 		}
 	}
-	if cfg.TakeoverWait > 0 && len(cfg.Job) > 0 {
-		a.log.Info("takeover wait: after a failover without a hand-over, the job starts this long after this node leads",
-			"takeover_wait", cfg.TakeoverWait, "job_grace", cfg.JobGrace)
-		if cfg.TakeoverWait < cfg.JobGrace {
-			a.log.Warn("--takeover-wait is shorter than --job-grace: a crashed leader's job, which its guard stops within --job-grace, may still run when this node's starts",
-				"takeover_wait", cfg.TakeoverWait, "job_grace", cfg.JobGrace)
-		}
-	}
 	if a.web.ln != nil {
 		if ap, err := netip.ParseAddrPort(a.web.ln.Addr().String()); err == nil && !ap.Addr().IsLoopback() {
 			a.log.Warn("the HTTP listener is reachable beyond this host: /status and /metrics are readable from the network", "http", a.HTTPAddr())
@@ -360,9 +351,7 @@ func (a *Agent) startWorkers() {
 	if a.procs.sup != nil {
 		go a.procs.sup.Run()
 	}
-	if a.procs.hooks != nil {
-		go a.procs.hooks.Run()
-	}
+	a.lead.Start()
 	a.checks.Start()
 	a.track.Start()
 }

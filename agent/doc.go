@@ -12,8 +12,8 @@
 // the loop publishes after each step.
 //
 // The child processes (the job, its guard, the hooks and the checks) are
-// run by agent/internal/proc; this package decides when, with which term
-// and lease (lead.go, quorum.go). The job runs under a guard that is this
+// run by agent/internal/proc; the policy's part (agent/part/lead) decides
+// when, with which term and lease. The job runs under a guard that is this
 // program started again: a program that runs an agent with a job calls
 // Guard first thing in main, and so does TestMain in tests that do.
 //

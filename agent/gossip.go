@@ -176,7 +176,7 @@ func (a *Agent) startJoiner() {
 func (a *Agent) setMeta() {
 	b := meta.Meta{Proto: wire.Version, Algorithm: a.cfg.Algorithm, NodeID: a.cfg.NodeID,
 		Priority: a.machine.Status().Self.Priority, Election: a.tr.Local, Leaving: a.loop.leaving,
-		Job: a.loop.jobRunning, Role: a.cfg.ElectionRole(), JobGrace: a.cfg.JobGrace, HasGrace: true}.Append(nil)
+		Job: a.lead.JobRunning(), Role: a.cfg.ElectionRole(), JobGrace: a.cfg.JobGrace, HasGrace: true}.Append(nil)
 	a.del.meta.Store(&b)
 }
 
@@ -210,7 +210,7 @@ func (a *Agent) pushMeta() {
 // real: a new leader waited 5 s for a "job stopped" that never came, in
 // 6 of 34 runs of the job hand-over test. A repeat is a new message, lost
 // only if it too draws a clashing id; a takeover does not rely on either
-// (see jobWaitSyncEvery).
+// (agent/part/lead syncs with the member it waits for).
 func (a *Agent) metaPusher() {
 	repeat := time.NewTimer(time.Hour)
 	repeat.Stop()
@@ -249,8 +249,8 @@ type metaPush struct {
 type syncReq struct{ name, addr string }
 
 // syncer exchanges the membership state with a member when the loop asks
-// (a takeover waiting for the previous leader's job: see
-// jobWaitSyncEvery) and then tells the loop. memberlist's Join with a
+// (a takeover waiting for the previous leader's job:
+// agent/part/lead) and then tells the loop. memberlist's Join with a
 // member's address is that exchange: both sides merge the other's view,
 // the member's own entry included, and a newer entry comes to the loop as
 // a membership update, queued before Join returns. A failed exchange is

@@ -12,7 +12,8 @@ import (
 // elections while any reason holds: the election interface without
 // carrier or a link of the virtual addresses down (agent/part/links), a
 // failed check of weight 0 (agent/part/checks), a track file present
-// (agent/part/trackfile), no member joined yet for `run --once` (job.go).
+// (agent/part/trackfile), no member joined yet for `run --once`
+// (agent/part/lead).
 // applyStandby is the one place that decides it; each source calls it
 // when its part changes.
 
@@ -24,7 +25,6 @@ type standbyState struct {
 // standbyReasons says why the node must stay out of the elections now,
 // one phrase per reason; none: it takes part.
 func (a *Agent) standbyReasons() []string {
-	l := &a.loop
 	var why []string
 	if r := a.links.Reason(); r != "" {
 		why = append(why, r)
@@ -38,7 +38,7 @@ func (a *Agent) standbyReasons() []string {
 	if p := a.track.Present(); len(p) > 0 {
 		why = append(why, "a track file is present ("+strings.Join(p, ",")+")")
 	}
-	if l.awaitJoin {
+	if a.lead.AwaitingJoin() {
 		why = append(why, "no member has joined yet (run --once)")
 	}
 	return why
@@ -50,7 +50,8 @@ func (a *Agent) standbyReasons() []string {
 // here. A leader whose election interface lost its carrier steps down at
 // once instead: no one can hear its RESIGN, the others elect when their
 // detectors fire, and its job must be stopping by then; the machine's
-// step down releases the addresses and stops the job (leadershipChanged).
+// step down releases the addresses and stops the job (the policy's
+// LeadershipChanged).
 // When the last reason goes, the node is a candidate again: it takes a
 // leadership back only as preemption allows.
 func (a *Agent) applyStandby() {
@@ -79,7 +80,7 @@ func (a *Agent) applyStandby() {
 // the machine's state again when it ends; LANLEADER_FAULT says why, empty
 // when it ends.
 func (a *Agent) faultHook(on bool, why []string) {
-	if a.procs.hooks == nil || a.cfg.OnChange == "" {
+	if a.cfg.OnChange == "" {
 		return
 	}
 	st := a.machine.Status()
@@ -87,8 +88,8 @@ func (a *Agent) faultHook(on bool, why []string) {
 	if on {
 		state = "fault"
 	}
-	env := append(hookEnv(&a.cfg, state, st.Term, st.Leader), "LANLEADER_FAULT="+strings.Join(why, "; "))
-	a.procs.hooks.Add(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env})
+	env := append(proc.HookEnv(a.cfg.NodeID, a.cfg.Name, state, st.Term, st.Leader), "LANLEADER_FAULT="+strings.Join(why, "; "))
+	a.lead.Hook(proc.Hook{Name: "on_change", Command: a.cfg.OnChange, Env: env})
 }
 
 // watchLinks (re)starts the links part's watch: the election interface
@@ -147,9 +148,7 @@ func (a *Agent) onChecks() {
 // closeChecks stops the checks for good, and any later swap of a runner
 // (shutdown), while the loop still runs: a result under way reaches it.
 func (a *Agent) closeChecks() {
-	a.procs.mu.Lock()
-	a.procs.closed = true
-	a.procs.mu.Unlock()
+	a.lead.CloseHooks()
 	a.checks.Stop()
 }
 
@@ -157,7 +156,7 @@ func (a *Agent) closeChecks() {
 // failed checks, 1 while penalised, never below 1.
 func (a *Agent) effectivePriority() uint16 {
 	p := int(a.cfg.Priority) - a.checks.Weights()
-	if a.loop.penalised {
+	if a.lead.Penalised() {
 		p = 1
 	}
 	return uint16(max(p, 1))
@@ -172,7 +171,7 @@ func (a *Agent) applyPriority() {
 		return
 	}
 	a.log.Info("priority changed", "priority", p, "base_priority", a.cfg.Priority,
-		"failing_checks", a.checks.Failing(), "penalised", l.penalised)
+		"failing_checks", a.checks.Failing(), "penalised", a.lead.Penalised())
 	a.step(a.now(), election.Event{Kind: election.EvSetPriority, Priority: p})
 	a.setMeta()
 	a.pushMeta()

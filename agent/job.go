@@ -1,54 +1,24 @@
 package agent
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
-
 	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/proc"
 	"github.com/lanleader/lanleader/agent/internal/sdbus"
 )
 
-// The agent's side of its child processes (package proc runs them): the
-// supervisor, hooks and checks built from the config and wired to the
-// event loop. When the job runs and what the hooks and checks mean is
-// decided in lead.go and quorum.go.
+// The agent's side of the job (package proc runs it): the supervisor
+// built from the config and wired to the event loop, the job unit's
+// checks, and the public API's view of the job. When the job runs, and
+// the hooks, are the policy's (agent/part/lead).
 
-// procs are the agent's runners of child processes. The loop alone
-// replaces the hook runner (a reload), under mu, which shutdown takes to
-// end the runners while the loop still runs.
+// procs are the job's supervisor and what it reports to the loop through
+// (the policy's part runs the hooks).
 type procs struct {
 	sup   *proc.Supervisor // nil without a job
-	hooks *proc.HookRunner // nil without hooks
 	dirty chan struct{}    // capacity 1: the job's status changed
 
 	// systemd runs the job unit (below), nil without one.
 	systemd jobSystemd
-	// ran and ended: the first start and the first end of the job in
-	// job mode once (below).
-	ran, ended latch
-
-	mu     sync.Mutex
-	closed bool // shutdown ended the runners: no new one starts
-}
-
-// swap runs f, which replaces a runner, unless the agent is shutting
-// down; it reports whether f ran.
-func (p *procs) swap(f func()) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	f()
-	return true
 }
 
 // JobStatus is the job's part of /status.
@@ -76,7 +46,7 @@ func newSupervisor(a *Agent) *proc.Supervisor {
 		Unit: cfg.JobUnit, Systemd: a.procs.systemd, EnvFile: jobEnvFile(cfg),
 		Log: a.log, Running: a.met.JobRunning, Restarts: a.met.JobRestarts,
 		// After the loop ended, a.call does nothing.
-		Report: func(ev proc.Event) { a.call(func() { a.onJobEvent(ev) }) },
+		Report: func(ev proc.Event) { a.call(func() { a.lead.JobEvent(ev) }) },
 		// The loop republishes /status.
 		Changed: func() {
 			select {
@@ -87,36 +57,12 @@ func newSupervisor(a *Agent) *proc.Supervisor {
 	})
 }
 
-// newHookRunner runs the hooks, counted in lanleader_hook_runs_total.
-func newHookRunner(a *Agent) *proc.HookRunner {
-	return proc.NewHookRunner(a.cfg.HookTimeout, a.log, func(hook, outcome string) {
-		a.met.HookRuns.WithLabelValues(hook, outcome).Inc()
-	})
-}
-
-// hookEnv is the environment of a hook or a check.
-func hookEnv(cfg *Config, state string, term, leader uint64) []string {
-	return proc.Environ("LANLEADER_STATE="+state,
-		"LANLEADER_TERM="+strconv.FormatUint(term, 10),
-		"LANLEADER_NODE_ID="+strconv.FormatUint(cfg.NodeID, 10),
-		"LANLEADER_LEADER_ID="+strconv.FormatUint(leader, 10),
-		"LANLEADER_NAME="+cfg.Name)
-}
-
 // The job as a systemd unit (Config.JobUnit): the supervisor starts and
-// stops it through systemd (proc/unit.go); here, what the agent checks of
-// the unit at start, and where the job's environment goes.
+// stops it through systemd (proc/unit.go), after the start's checks of
+// the unit (proc.CheckUnit).
 
-// jobSystemd is what the agent needs of systemd for a job unit: the
-// supervisor's calls, and what Start checks. sdbus.Conn is the real one.
-type jobSystemd interface {
-	proc.Systemd
-	UnitInfo(ctx context.Context, name string) (load string, boundTo []string, err error)
-	OwnUnit(ctx context.Context) (string, error)
-}
-
-// unitCheckTimeout bounds the start's checks of the job unit.
-const unitCheckTimeout = 10 * time.Second
+// jobSystemd is what the agent needs of systemd for a job unit.
+type jobSystemd = proc.UnitSystemd
 
 // newJobSystemd is the connection to systemd for cfg's job unit, nil
 // without one.
@@ -131,79 +77,28 @@ func newJobSystemd(cfg *Config, fake jobSystemd) jobSystemd {
 }
 
 // jobEnvFile is where the job unit's environment is written.
-func jobEnvFile(cfg *Config) string {
-	if cfg.JobEnvFile != "" {
-		return cfg.JobEnvFile
-	}
-	// systemd's RuntimeDirectory=: the first, if there are several.
-	if d, _, _ := strings.Cut(os.Getenv("RUNTIME_DIRECTORY"), ":"); d != "" {
-		return filepath.Join(d, "job.env")
-	}
-	return config.DefaultJobEnvFile
-}
+func jobEnvFile(cfg *Config) string { return proc.EnvFile(cfg.JobEnvFile, config.DefaultJobEnvFile) }
 
-// checkJobUnit refuses a job unit that systemd does not know, or that is
-// not bound to the agent's own unit (BindsTo= or PartOf=): systemd would
-// not stop it when the agent dies, and the job would run on beside the
-// next leader's. An agent that does not run as a service (started from a
-// shell) cannot be bound to: it warns and goes on. It also checks that
-// the environment file can be written.
+// checkJobUnit refuses a job unit that systemd does not know or that is
+// not bound to the agent's own unit, or whose environment file cannot be
+// written (proc.CheckUnit).
 func (a *Agent) checkJobUnit() error {
-	sd := a.procs.systemd
-	if sd == nil {
+	if a.procs.systemd == nil {
 		return nil
 	}
-	name := a.cfg.JobUnit
-	env := jobEnvFile(&a.cfg)
-	if fi, err := os.Stat(filepath.Dir(env)); err != nil || !fi.IsDir() {
-		return fmt.Errorf("job-unit %s: no directory %s for the job's environment file (the agent's unit needs RuntimeDirectory=lanleader)", name, filepath.Dir(env))
-	}
-	if !strings.HasPrefix(name, "lanleader-job") {
-		a.log.Warn("the packaged polkit rule lets the agent's user start and stop only units named lanleader-job*.service: this one needs a rule of its own, or the agent run as root",
-			"job_unit", name)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), unitCheckTimeout)
-	defer cancel()
-	load, bound, err := sd.UnitInfo(ctx, name)
-	if err != nil {
-		return fmt.Errorf("job-unit %s: %w", name, err)
-	}
-	if load != "loaded" {
-		return fmt.Errorf("job-unit %s: systemd cannot use this unit (its load state is %q)", name, load)
-	}
-	own, err := sd.OwnUnit(ctx)
-	if err != nil || !strings.HasSuffix(own, ".service") {
-		a.log.Warn("not running as a systemd service: cannot check that the job unit is bound to the agent's unit; the job unit outlives an agent that dies",
-			"job_unit", name, "own_unit", own, "err", err)
-		return nil
-	}
-	if !slices.Contains(bound, own) {
-		return fmt.Errorf("job-unit %s: not bound to the agent's unit %s: give it BindsTo=%s and After=%s, so that systemd stops the job when the agent stops or dies",
-			name, own, own, own)
-	}
-	return nil
+	return proc.CheckUnit(a.procs.systemd, a.cfg.JobUnit, jobEnvFile(&a.cfg), a.log)
 }
 
 // Job mode once (Config.JobMode): the supervisor runs the job once per
 // leadership; `lanleader run --once` waits on JobRan and JobEnded to run
 // a command once and exit with its status.
 
-// latch is a channel closed once, by the first fire.
-type latch struct {
-	ch   chan struct{}
-	once *sync.Once
-}
-
-func newLatch() latch { return latch{ch: make(chan struct{}), once: new(sync.Once)} }
-
-func (s latch) fire() { s.once.Do(func() { close(s.ch) }) }
-
 // JobRan is closed when the job has first started; never without a job.
-func (a *Agent) JobRan() <-chan struct{} { return a.procs.ran.ch }
+func (a *Agent) JobRan() <-chan struct{} { return a.lead.Ran() }
 
 // JobEnded is closed when, in job mode once, the job has first finished:
 // it exited on its own, with the status JobExitStatus gives.
-func (a *Agent) JobEnded() <-chan struct{} { return a.procs.ended.ch }
+func (a *Agent) JobEnded() <-chan struct{} { return a.lead.Ended() }
 
 // JobExitStatus is the status of the job's last exit, as a shell gives
 // it (128+N for a signal N), and false when it never exited.
@@ -216,26 +111,4 @@ func (a *Agent) JobExitStatus() (int, bool) {
 		return 0, false
 	}
 	return *st.ExitCode, true
-}
-
-// beginAwaitJoin keeps the node out of the elections until a member has
-// joined, with Config.JoinBeforeLead and a Join list.
-func (a *Agent) beginAwaitJoin() {
-	if !a.cfg.JoinBeforeLead || len(a.cfg.Join) == 0 {
-		return
-	}
-	a.loop.awaitJoin = true
-	a.log.Info("taking no part in elections until this node has joined a member", "join", a.cfg.Join)
-	a.applyStandby()
-}
-
-// endAwaitJoin: a member (name) has joined; the node takes part in the
-// elections from now on.
-func (a *Agent) endAwaitJoin(name string) {
-	if !a.loop.awaitJoin {
-		return
-	}
-	a.loop.awaitJoin = false
-	a.log.Info("joined: taking part in elections", "member", name)
-	a.applyStandby()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/lanleader/lanleader/agent/part/lead"
 	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
@@ -554,7 +555,7 @@ func TestTakeoverWaitsPreviousGrace(t *testing.T) {
 		waitFor(t, "node-2 leads, node-1 follows it", electBound, func() (bool, string) {
 			return a2.Status().State == "leader" && a1.Status().LeaderID == 2, fmt.Sprint(a2.Status().State, a1.Status().LeaderID)
 		})
-		s2 := startedAfter(t, stamps, 1, 2, 6*time.Second+jobWaitMargin+failoverBound)
+		s2 := startedAfter(t, stamps, 1, 2, 6*time.Second+lead.JobWaitMargin+failoverBound)
 		st := readStamps(t, stamps)
 		var stop1 *stamp
 		for i := range st {
@@ -584,7 +585,7 @@ func TestTakeoverWaitsPreviousGrace(t *testing.T) {
 		a1 := s.start(0, c1)
 		waitFor(t, "node-1 follows node-2, knowing its grace", electBound, func() (bool, string) {
 			var g time.Duration
-			a1.call(func() { g = a1.graceOf(2) })
+			a1.call(func() { g = a1.lead.GraceOf(2) })
 			return a1.Status().LeaderID == 2 && g == 3*time.Second, fmt.Sprint(a1.Status().LeaderID, " ", g)
 		})
 		n := len(readStamps(t, stamps))

@@ -58,14 +58,12 @@ type loopState struct {
 	dirty      bool            // the snapshot is out of date
 	lastBeacon time.Duration
 	beaconed   bool
-	leaving    bool   // a graceful stop is under way: the election is over for this node
-	savedTerm  uint64 // quorum mode: the voted term on stable storage (StateFile)
-	leaseMono  int64  // quorum mode: the lease given to the job's guard, CLOCK_MONOTONIC ns; 0: none
-	leaseGen   uint64 // the job's generation that lease is for
+	leaving    bool        // a graceful stop is under way: the election is over for this node
+	savedTerm  uint64      // quorum mode: the voted term on stable storage (StateFile)
+	aux        *time.Timer // the parts' and the driver's deadlines (rearmAux)
 
 	reload *ReloadStatus // the last reload, nil before one (reload.go)
 
-	leadState
 	standbyState
 
 	// tooManyVoters: more voters are alive than --quorum counts (warned
@@ -95,7 +93,7 @@ func (a *Agent) run() {
 	a.step(a.now(), election.Event{Kind: election.EvStart})
 	a.onLinks()      // a link down at the start
 	a.applyStandby() // a track file or a fault check at the start
-	a.beginAwaitJoin()
+	a.lead.BeginAwaitJoin()
 	a.housekeep()
 	a.rearmAux()
 	for {
@@ -255,15 +253,9 @@ func (a *Agent) do(act election.Action) {
 		if act.Leader == 0 && l.prev.Leader != 0 && !l.lost {
 			l.lost, l.lostAt = true, a.lastHeard(l.prev)
 		}
-		// In order: a step may also follow a leader and begin at once
-		// to take it over (a node listening after a standby hears it),
-		// a takeover from a live leader (sim/job's Driver alike).
-		l.leaderLost = act.Leader == 0
-		if a.cfg.Quorum > 0 && l.prev.State == election.StateLeader {
-			// Stepped down: a leadership ends here even when the same
-			// step starts another (a node that is its own majority).
-			l.steppedDown = true
-		}
+		// In order: the policy reads a step's losses and step-downs as
+		// they come.
+		a.lead.Follow(act.Leader, l.prev.State == election.StateLeader)
 	case election.ActBecomeLeader:
 		// Reported through afterStep, from the machine's status.
 	}
@@ -296,7 +288,7 @@ func (a *Agent) onPacket(p packet) {
 	}
 	if p.msg.Type == wire.TypeResign && p.msg.From == l.prev.Leader && l.prev.Leader != a.cfg.NodeID {
 		// Its job stopped before it resigned: no takeover wait.
-		l.lostToResign = true
+		a.lead.HeardResign()
 	}
 	if p.msg.From == l.prev.Leader {
 		l.heardFrom, l.heardAt = p.msg.From, p.at
@@ -304,13 +296,13 @@ func (a *Agent) onPacket(p packet) {
 	// A stale leader's claim heard while this one holds the addresses:
 	// announce them again once the machine has seen it (agent/part/vips).
 	claim := a.vipsHeld() && a.isStaleClaim(&p.msg)
-	wanted := l.wantRun
+	wanted := a.lead.JobWanted()
 	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
 	if claim {
 		a.staleClaim(&p.msg)
 	}
 	if (p.msg.Type == wire.TypeCoordinator || p.msg.Type == wire.TypeHeartbeat) && p.msg.From != a.cfg.NodeID {
-		a.heardClaim(p.msg.From, wanted)
+		a.lead.HeardClaim(p.msg.From, wanted)
 	}
 }
 
@@ -329,10 +321,10 @@ func (a *Agent) afterStep() {
 	l := &a.loop
 	st := a.machine.Status()
 	prev := l.prev
-	// After the job's want (updateJob): the lease is for its generation.
-	defer a.updateLease(st)
-	stepped := l.steppedDown
-	defer func() { l.steppedDown = false }()
+	// After the job's want: the lease is for its generation.
+	defer a.lead.UpdateLease(st)
+	stepped := a.lead.SteppedDown()
+	defer a.lead.EndStep()
 	if same := st; !stepped {
 		// A renewed lease alone is not a change worth publishing.
 		same.LeaseUntil = prev.LeaseUntil

@@ -235,9 +235,9 @@ func (a *Agent) onMemberUp(ev memberEvent) {
 	}
 	if m.metaOK && md.NodeID != a.cfg.NodeID {
 		a.step(now, election.Event{Kind: election.EvMemberUp, Member: election.Key{Priority: md.Priority, ID: md.NodeID}, Role: md.Role})
-		a.endAwaitJoin(ev.name)
+		a.lead.Joined(ev.name)
 	}
-	a.onMemberChanged(ev.name)
+	a.lead.MemberChanged(ev.name)
 	a.checkConflict()
 }
 
@@ -273,7 +273,7 @@ func (a *Agent) onMemberLeave(ev memberEvent) {
 			delete(l.clones, m.meta.Election)
 		}
 	}
-	a.onMemberChanged(ev.name)
+	a.lead.MemberChanged(ev.name)
 	a.checkConflict()
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/internal/statefile"
 )
 
 // TestQuorumCluster: three agents with --quorum 3 elect node-3, whose job
@@ -205,7 +207,7 @@ func TestVotedTermFile(t *testing.T) {
 		t.Fatalf("no file yet: %d, %v; want 0, nil", n, err)
 	}
 	for _, term := range []uint64{7, 8, 1 << 40} {
-		if err := saveVotedTerm(path, term); err != nil {
+		if err := statefile.Save(path, term); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := LoadVotedTerm(path); err != nil || n != term {

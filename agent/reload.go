@@ -94,7 +94,7 @@ func (a *Agent) reloadFailed(err error) {
 // applyReload applies cfg, a valid configuration, on the loop.
 func (a *Agent) applyReload(cfg *Config) {
 	kept := needRestart(&a.cfg, cfg)
-	applied := append(a.reloadProcs(cfg), a.reloadParts(cfg)...)
+	applied := a.reloadParts(cfg)
 	if a.cfg.LogLevel != nil && cfg.LogLevel != nil && a.cfg.LogLevel.Level() != cfg.LogLevel.Level() {
 		a.cfg.LogLevel.Set(cfg.LogLevel.Level())
 		applied = append(applied, "log-level")
@@ -118,40 +118,6 @@ func (a *Agent) applyReload(cfg *Config) {
 	a.loop.dirty = true
 }
 
-// reloadProcs applies the settings of the child processes that are the
-// driver's: the hooks and the job's limits. It returns the names of those
-// that changed.
-func (a *Agent) reloadProcs(cfg *Config) (applied []string) {
-	old := a.cfg
-	a.setConfig(func(c *Config) {
-		c.OnLeader, c.OnFollower, c.OnChange, c.HookTimeout = cfg.OnLeader, cfg.OnFollower, cfg.OnChange, cfg.HookTimeout
-		c.JobGrace, c.JobMaxFailures, c.JobFailureWindow = cfg.JobGrace, cfg.JobMaxFailures, cfg.JobFailureWindow
-	})
-	for _, s := range []struct {
-		name    string
-		changed bool
-	}{
-		{"on-leader", old.OnLeader != cfg.OnLeader}, {"on-follower", old.OnFollower != cfg.OnFollower},
-		{"on-change", old.OnChange != cfg.OnChange}, {"hook-timeout", old.HookTimeout != cfg.HookTimeout},
-		{"job-grace", old.JobGrace != cfg.JobGrace}, {"job-max-failures", old.JobMaxFailures != cfg.JobMaxFailures},
-		{"job-failure-window", old.JobFailureWindow != cfg.JobFailureWindow},
-	} {
-		if s.changed {
-			applied = append(applied, s.name)
-		}
-	}
-	a.replaceHooks(old.HookTimeout != cfg.HookTimeout)
-	if a.procs.sup != nil {
-		a.procs.sup.SetLimits(proc.Limits{Grace: cfg.JobGrace, MaxFailures: cfg.JobMaxFailures, FailureWindow: cfg.JobFailureWindow})
-	}
-	if old.JobGrace != cfg.JobGrace {
-		// The members' takeovers wait out the grace the metadata says.
-		a.setMeta()
-		a.pushMeta()
-	}
-	return applied
-}
-
 // reloadParts hands cfg to every part, which applies the settings that
 // are its own, and then does what follows in the driver: its copy of
 // those settings, the priority and the standby after the checks or the
@@ -167,6 +133,12 @@ func (a *Agent) reloadParts(cfg *Config) (applied []string) {
 			}
 		}
 	}
+	// The job's and the hooks' settings are the policy's (part lead); the
+	// driver's copy follows for Config's readers.
+	a.setConfig(func(c *Config) {
+		c.OnLeader, c.OnFollower, c.OnChange, c.HookTimeout = cfg.OnLeader, cfg.OnFollower, cfg.OnChange, cfg.HookTimeout
+		c.JobGrace, c.JobMaxFailures, c.JobFailureWindow = cfg.JobGrace, cfg.JobMaxFailures, cfg.JobFailureWindow
+	})
 	if slices.Contains(applied, "check") {
 		a.setConfig(func(c *Config) {
 			c.Checks, c.CheckInterval, c.CheckTimeout = slices.Clone(cfg.Checks), cfg.CheckInterval, cfg.CheckTimeout
@@ -192,23 +164,4 @@ func (a *Agent) setConfig(f func(*Config)) {
 	a.cfgMu.Lock()
 	f(&a.cfg)
 	a.cfgMu.Unlock()
-}
-
-// replaceHooks starts a hook runner when hooks came with the reload, and
-// replaces the runner when its timeout changed (the old one runs what it
-// has queued, then ends).
-func (a *Agent) replaceHooks(timeoutChanged bool) {
-	want := a.cfg.OnLeader != "" || a.cfg.OnFollower != "" || a.cfg.OnChange != ""
-	old := a.procs.hooks
-	if old != nil && !timeoutChanged || old == nil && !want {
-		return
-	}
-	h := newHookRunner(a)
-	if !a.procs.swap(func() { a.procs.hooks = h }) {
-		return
-	}
-	if old != nil {
-		old.Stop()
-	}
-	go h.Run()
 }

@@ -135,12 +135,12 @@ func (a *Agent) publish() {
 	var checks []metrics.Check
 	s.Checks, checks = a.checks.Status()
 	s.TrackFiles, s.Fault = a.track.Status(), a.standbyReasons()
-	if l.penalised {
-		s.PenaltyUntil = time.Now().Add(l.penaltyUntil - a.now()).UTC().Format(timeFormat)
+	if until, ok := a.lead.Penalty(); ok {
+		s.PenaltyUntil = time.Now().Add(until - a.now()).UTC().Format(timeFormat)
 	}
 	if a.procs.sup != nil {
 		js := *a.procs.sup.Status()
-		if (l.jobWait != "" || l.takeoverUntil != 0) && js.State == "stopped" {
+		if a.lead.Waiting() && js.State == "stopped" {
 			js.State = "waiting"
 		}
 		s.Job = &js

@@ -29,10 +29,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 		// The job stops first, before RESIGN: the next leader starts its
 		// job at once, and must not find ours still running.
 		if a.procs.sup != nil {
-			a.call(func() {
-				a.loop.haltJob = true
-				a.updateJob()
-			})
+			a.call(a.lead.Halt)
 			a.procs.sup.Stop()
 			select {
 			case <-a.procs.sup.Done():
@@ -136,18 +133,7 @@ func (a *Agent) shutdown(ctx context.Context) {
 	if a.procs.sup != nil {
 		<-a.procs.sup.Done()
 	}
-	if a.procs.hooks != nil {
-		// The hooks queued by the last changes (a leader's on_follower)
-		// still run, each within its timeout.
-		a.procs.hooks.Stop()
-		t := time.NewTimer(a.cfg.HookTimeout + time.Second)
-		select {
-		case <-a.procs.hooks.Done():
-		case <-t.C:
-			a.log.Warn("hooks still queued at exit are not run")
-		}
-		t.Stop()
-	}
+	a.lead.StopHooks()
 	a.closeAll()
 	if a.web.srv != nil {
 		sctx, cancel := context.WithTimeout(ctx, time.Second)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/part/lead"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -33,7 +34,7 @@ func TestTakeoverFromNotedLeaderWaitsForItsJob(t *testing.T) {
 	}
 	a.step(h.now, election.Event{Kind: election.EvSuspectLeader})
 	fire(func(st election.Status) bool { return st.Leader != 0 }) // no vouch: node-5 is lost
-	if !a.loop.leaderLost {
+	if !a.lead.LeaderLost() {
 		t.Fatal("node-5 suspected: the loop does not count it lost")
 	}
 	fire(func(election.Status) bool { return sink.sent[wire.TypeElection] == 0 })
@@ -48,16 +49,16 @@ func TestTakeoverFromNotedLeaderWaitsForItsJob(t *testing.T) {
 	if st := a.machine.Status(); st.Leader != 3 || st.Term != 3 {
 		t.Fatalf("node-3 leads: %+v, want term 3", st)
 	}
-	l := &a.loop
-	if l.jobWait != "node-2" || l.wantRun || l.jobWaitMax != cfg.JobGrace+jobWaitMargin {
+	wait, _, most := a.lead.JobWait()
+	if wait != "node-2" || a.lead.JobWanted() || most != cfg.JobGrace+lead.JobWaitMargin {
 		t.Errorf("node-3 took over from node-2, whose job runs: wait for %q (at most %v), job wanted %v; want a wait for node-2 of %v, no job yet",
-			l.jobWait, l.jobWaitMax, l.wantRun, cfg.JobGrace+jobWaitMargin)
+			wait, most, a.lead.JobWanted(), cfg.JobGrace+lead.JobWaitMargin)
 	}
 	// node-2's job stopped: ours starts.
-	l.members["node-2"].meta.Job = false
-	a.onMemberChanged("node-2")
-	if l.jobWait != "" || !l.wantRun {
-		t.Errorf("node-2's job stopped: wait for %q, job wanted %v; want no wait and the job", l.jobWait, l.wantRun)
+	a.loop.members["node-2"].meta.Job = false
+	a.lead.MemberChanged("node-2")
+	if wait, _, _ = a.lead.JobWait(); wait != "" || !a.lead.JobWanted() {
+		t.Errorf("node-2's job stopped: wait for %q, job wanted %v; want no wait and the job", wait, a.lead.JobWanted())
 	}
 }
 
@@ -78,35 +79,35 @@ func TestClaimOfAnotherLeaderDelaysTheJob(t *testing.T) {
 			cfg.TakeoverWait = time.Hour // no hand-over: the job waits
 		}
 		h := newHandLoop(t, cfg, []uint64{1, 2}, func(id uint64) bool { return id == 2 })
-		a, l := h.a, &h.a.loop
+		a, p := h.a, h.a.lead
 		a.step(0, election.Event{Kind: election.EvStart})
 		h.fire(func(st election.Status) bool { return st.State != election.StateLeader })
-		if l.wantRun == waiting || l.jobWait != "" {
-			t.Fatalf("takeover wait %v: node-3 leads with the job wanted %v, waiting for %q", waiting, l.wantRun, l.jobWait)
+		if wait, _, _ := p.JobWait(); p.JobWanted() == waiting || wait != "" {
+			t.Fatalf("takeover wait %v: node-3 leads with the job wanted %v, waiting for %q", waiting, p.JobWanted(), wait)
 		}
 		term := a.machine.Status().Term
 		h.receive(2, term+1)
 		if st := a.machine.Status(); st.State != election.StateLeader || st.Term <= term+1 {
 			t.Fatalf("node-2's claim of term %d: node-3 is %+v, want it to lead on in a later term", term+1, st)
 		}
+		wait, until, _ := p.JobWait()
 		switch {
-		case waiting && (l.jobWait != "node-2" || l.wantRun):
-			t.Errorf("node-2 claimed before node-3's job started: wait for %q, job wanted %v; want a wait for node-2", l.jobWait, l.wantRun)
-		case !waiting && (l.jobWait != "" || !l.wantRun):
-			t.Errorf("node-2 claimed while node-3's job ran: wait for %q, job wanted %v; want the job on", l.jobWait, l.wantRun)
+		case waiting && (wait != "node-2" || p.JobWanted()):
+			t.Errorf("node-2 claimed before node-3's job started: wait for %q, job wanted %v; want a wait for node-2", wait, p.JobWanted())
+		case !waiting && (wait != "" || !p.JobWanted()):
+			t.Errorf("node-2 claimed while node-3's job ran: wait for %q, job wanted %v; want the job on", wait, p.JobWanted())
 		}
 		if !waiting {
 			continue
 		}
-		until := l.jobWaitUntil
 		h.receive(2, term+1) // its next heartbeat, sent before it heard node-3
-		if l.jobWait != "node-2" || l.jobWaitUntil < until {
-			t.Errorf("node-2 claimed again: wait for %q until %v; want node-2 until %v or later", l.jobWait, l.jobWaitUntil, until)
+		if again, againUntil, _ := p.JobWait(); again != "node-2" || againUntil < until {
+			t.Errorf("node-2 claimed again: wait for %q until %v; want node-2 until %v or later", again, againUntil, until)
 		}
-		l.members["node-2"].meta.Job = false
-		a.onMemberChanged("node-2")
-		if l.jobWait != "" {
-			t.Errorf("node-2's job stopped: still waiting for %q", l.jobWait)
+		a.loop.members["node-2"].meta.Job = false
+		p.MemberChanged("node-2")
+		if wait, _, _ := p.JobWait(); wait != "" {
+			t.Errorf("node-2's job stopped: still waiting for %q", wait)
 		}
 	}
 }

@@ -48,8 +48,8 @@ func (a *Agent) startVIPs(ip netip.Addr, ifi *net.Interface) error {
 
 // updateVIPs: the addresses belong on this host while it leads, but for
 // a graceful stop, which releases them itself between the job's stop and
-// RESIGN. It runs before updateJob, which starts the job only once they
-// are held.
+// RESIGN. It runs before the policy asks for the job (agent/part/lead),
+// which it does only once they are held.
 func (a *Agent) updateVIPs() {
 	a.vips.Update(a.machine.Status().State == election.StateLeader && !a.loop.leaving)
 }

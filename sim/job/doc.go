@@ -2,7 +2,7 @@
 // lives: its life on one node (a start latency; SIGTERM, the job grace
 // and the SIGKILL that follows it; in quorum mode the guard's kill at the
 // lease's end, which outlives a crashed or paused agent), the driver's
-// policy that decides when the job should run (agent/lead.go: start it
+// policy that decides when the job should run (agent/part/lead: start it
 // when the machine leads, in quorum mode while it holds a lease; stop it
 // when that ends; in default mode a takeover from a live leader waits for
 // that leader's job to stop; a node whose link is down takes no part and

@@ -7,8 +7,8 @@ import (
 	"github.com/lanleader/lanleader/wire"
 )
 
-// Driver is the agent's job policy on one node (agent/lead.go
-// updateJob and leadershipChanged, agent/standby.go): whether the job
+// Driver is the agent's job policy on one node (agent/part/lead's
+// updateJob and LeadershipChanged, agent/health.go): whether the job
 // should run, from what the election machine reported.
 type Driver struct {
 	// Quorum: quorum mode, where a leader runs the job only while it
@@ -36,7 +36,7 @@ type Driver struct {
 	// Standby: the node's link is down; it takes no part and runs no job.
 	Standby bool
 	// Resigning: a resign waits for the job to stop; the driver gives
-	// the machine EvResign once it has (agent/lead.go beginResign), so
+	// the machine EvResign once it has (agent/part/lead's Resign), so
 	// that the next leader's job never runs beside ours.
 	Resigning bool
 	// From is the leader this node's current leadership took over from

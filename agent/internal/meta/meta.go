@@ -64,7 +64,7 @@ type Meta struct {
 	Role election.Role
 	// JobGrace is the member's --job-grace, when HasGrace (an older
 	// agent sends none): how long its job may take to stop, which a node
-	// taking the leadership over from it waits out (the agent's graceOf).
+	// taking the leadership over from it waits out (agent/part/lead's GraceOf).
 	JobGrace time.Duration
 	HasGrace bool
 }

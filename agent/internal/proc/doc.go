@@ -7,7 +7,7 @@
 // and crash-loop rules it is configured with, and reports what happened
 // through callbacks. When the job should run, with which term, in which
 // order a leader resigns, and what the lease is worth are decided by the
-// agent (package agent: lead.go, quorum.go), never here.
+// agent (its policy's part, agent/part/lead), never here.
 //
 // What it must not do: hold or call an agent, open sockets, read the
 // election's state, or use a clock other than Go's monotonic time and

@@ -3,6 +3,7 @@ package proc
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -51,4 +52,14 @@ func Environ(extra ...string) []string {
 		env = append(env, e)
 	}
 	return append(env, extra...)
+}
+
+// HookEnv is the environment of a hook or a check of node nodeID, named
+// name, in state with term and leader.
+func HookEnv(nodeID uint64, name, state string, term, leader uint64) []string {
+	return Environ("LANLEADER_STATE="+state,
+		"LANLEADER_TERM="+strconv.FormatUint(term, 10),
+		"LANLEADER_NODE_ID="+strconv.FormatUint(nodeID, 10),
+		"LANLEADER_LEADER_ID="+strconv.FormatUint(leader, 10),
+		"LANLEADER_NAME="+name)
 }

@@ -21,7 +21,7 @@ import (
 // neither steps down nor stops its job, while the job would run on
 // beside the next leader's. A guard that hears nothing more keeps the
 // last end it was given. What the lease is, and when it moves, is the
-// agent's (agent/quorum.go).
+// agent's (agent/part/lead).
 //
 // CLOCK_MONOTONIC, not Go's time: two processes must read one clock, and
 // it is the one a time namespace gives both.
