@@ -25,8 +25,8 @@ func TestExpiredResignExclusionBlocksLaterSuspicion(t *testing.T) {
 	n.step(1700*ms, heartbeat(3, 3))
 	n.is(StateFollower, 3, 3)
 	// 3 crashes; the detector fires. 2 is the largest left, so (as in
-	// TestStep6SuspicionBySecondLargestMakesItCoordinatorAtOnce) it should
-	// lead at once, leaving the suspected 3 out.
+	// testdata/bully_suspicion.txt) it should lead at once, leaving the
+	// suspected 3 out.
 	n.step(2000*ms, fire(TimerSuspect))
 	if st := n.b.Status(); st.State != StateLeader {
 		t.Errorf("after suspecting 3 (which resigned long ago): %v, want leader at once; excluded[3]=%+v (stale resigned entry, so the new suspicion was not recorded)",

@@ -1,7 +1,6 @@
 package election
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -261,9 +260,6 @@ func hardened(c *Config) { c.Hardening = Hardened() }
 func preemptDelay(d time.Duration) func(*Config) {
 	return func(c *Config) { c.PreemptDelay = d }
 }
-
-// msgEq reports whether two messages are equal in every field.
-func msgEq(a, b wire.Message) bool { return reflect.DeepEqual(a, b) }
 
 // othersOf is the keys of nodes 1 … n−1 and leader, self left out: the
 // members of a cluster as self sees them.

@@ -70,6 +70,31 @@ import (
 //	                           test is skipped with TEXT, once it matches the
 //	                           test fails so that the line is removed
 //
+// A scenario may test one machine step by step, as a unit test would: the
+// option machine=ID of "nodes" runs a machine at ID only, and the other
+// nodes are members played by the script, up from the start. Messages to
+// them are shown and dropped; they send only what the script gives. Every
+// action of the machine is shown, its timers included ("3 set-timer
+// answer at 350ms", "3 cancel-timer startup"), a message's fields beyond
+// its sender, type, term, priority and body are shown as other={...}, and
+// its status line shows its own key and its leader's. The timers fire only
+// when "fire" or "advance" says. Commands for such scenarios (any
+// scenario may use them):
+//
+//	at T                       deliver, then set the clock to T (not back),
+//	                           firing no timer
+//	fire ID TIMER              EvTimer(TIMER) at ID now, whether or not it
+//	                           is due: a stale timer, or one never armed
+//	                           (TIMER may be timer(N), a kind out of range)
+//	msg 4 -> 3 ANSWER term=9 [prio=50]   the message of that type from 4
+//	                           (at its priority, or P) arrives at 3
+//	member-up ID[:P]           membership declares ID alive (at priority
+//	                           P) to every live machine, ID's own too, as
+//	                           memberlist lists the local node
+//	members ID                 the members ID knows, by id
+//
+// A new "nodes" command starts a new scenario, from time 0.
+//
 // Trace lines (without their "[time] " stamp):
 //
 //	3 -> all ELECTION scope=larger count=2 term=1   a multicast (Count: recipients in 3's view)
@@ -247,6 +272,17 @@ func TestTraceNetRejectsBadCommands(t *testing.T) {
 		"nodes 1 2\nsuspect 1",                    // not started
 		"nodes 1 2\nstart all\ncrash 2\nresign 2", // down
 		"nodes 1 2\nstart all\ncrash 2\npriority 2 5",
+		"nodes 1 2 machine=3",
+		"nodes 1 2 machine=1\nstart 2", // played by the script
+		"nodes 1 2 machine=1\nstart 1\nmsg 2 -> 1 NOPE term=1",
+		"nodes 1 2 machine=1\nstart 1\nmsg 2 -> 1 ANSWER term=x",
+		"nodes 1 2 machine=1\nstart 1\nmsg 2 -> 1 ANSWER color=1",
+		"nodes 1 2 machine=1\nstart 1\nmsg 1 -> 2 ANSWER term=1", // to a scripted node
+		"nodes 1 2 machine=1\nstart 1\nfire 1 nope",
+		"nodes 1 2 machine=1\nstart 1\nfire 2 answer",
+		"nodes 1 2 machine=1\nstart 1\nat 1s\nat 500ms",
+		"nodes 1 2 machine=1\nstart 1\nmember-up 9",
+		"nodes 1 2 machine=1\nstart 1\nmembers 2",
 	} {
 		w := &traceNet{t: t}
 		var err error
@@ -272,6 +308,7 @@ type traceNet struct {
 	// agent does; without it they follow the seeds (the zero Hardening).
 	hardened bool
 	alg      string
+	machine  NodeID // machine=: the only node that runs a machine (0: all)
 	queue    []envelope
 	cut      map[[2]NodeID]bool
 	out      []string
@@ -281,11 +318,14 @@ type traceNet struct {
 type traceNode struct {
 	key   Key
 	role  Role
-	m     Machine // nil before its first start
+	m     Machine // nil before its first start, and for a scripted node
 	up    bool
 	armed [numTimers]bool
 	at    [numTimers]time.Duration
 	seq   uint32 // the sequence number of its last packet, as a driver stamps it
+	// scripted: a member played by the script (machine=): it runs no
+	// machine, and what is sent to it is dropped.
+	scripted bool
 }
 
 type envelope struct {
@@ -302,6 +342,9 @@ func (w *traceNet) run(line string) ([]string, error) {
 	f := strings.Fields(line)
 	if len(f) == 0 {
 		return nil, fmt.Errorf("empty command")
+	}
+	if f[0] == "nodes" && w.nodes != nil {
+		*w = traceNet{t: w.t} // a new scenario
 	}
 	if f[0] != "nodes" && w.nodes == nil {
 		return nil, fmt.Errorf("no nodes yet: start with \"nodes\"")
@@ -321,7 +364,7 @@ func (w *traceNet) run(line string) ([]string, error) {
 	case "member-down":
 		err = w.eachNode(args, func(down *traceNode) {
 			for _, id := range w.order {
-				if n := w.nodes[id]; n.up && n != down {
+				if n := w.nodes[id]; n.up && n != down && !n.scripted {
 					w.step(n, memberDown(down.key.ID))
 				}
 			}
@@ -352,10 +395,12 @@ func (w *traceNet) run(line string) ([]string, error) {
 		}
 	case "status":
 		for _, id := range w.order {
-			w.out = append(w.out, w.nodes[id].status())
+			if n := w.nodes[id]; !n.scripted {
+				w.out = append(w.out, w.status(n))
+			}
 		}
 	default:
-		err = fmt.Errorf("unknown command %q", f[0])
+		err = w.runMachineCmd(f[0], args)
 	}
 	if err == nil && w.stepped > maxSteps {
 		err = fmt.Errorf("more than %d steps: livelock?", maxSteps)
@@ -364,12 +409,15 @@ func (w *traceNet) run(line string) ([]string, error) {
 }
 
 func (w *traceNet) cmdNodes(args []string) error {
-	if w.nodes != nil {
-		return fmt.Errorf("nodes given twice")
-	}
 	w.nodes = make(map[NodeID]*traceNode)
 	for _, a := range args {
 		switch {
+		case strings.HasPrefix(a, "machine="):
+			id, err := strconv.ParseUint(strings.TrimPrefix(a, "machine="), 10, 64)
+			if err != nil || id == 0 {
+				return fmt.Errorf("bad machine in %q", a)
+			}
+			w.machine = id
 		case a == "preempt=false":
 			w.opts = append(w.opts, noPreempt)
 		case a == "hardened":
@@ -435,7 +483,7 @@ func (w *traceNet) cmdNodes(args []string) error {
 	if len(w.order) == 0 {
 		return fmt.Errorf("nodes: no node given")
 	}
-	return nil
+	return w.scriptOthers()
 }
 
 // nodeArgs resolves ids; "all" is every node.
@@ -495,6 +543,11 @@ func (w *traceNet) cmdStart(args []string) error {
 		return err
 	}
 	for _, n := range ns {
+		if n.scripted {
+			return fmt.Errorf("node %d is played by the script", n.key.ID)
+		}
+	}
+	for _, n := range ns {
 		cfg := DefaultConfig(n.key.ID)
 		cfg.Priority = n.key.Priority
 		cfg.Role = n.role
@@ -519,7 +572,7 @@ func (w *traceNet) cmdStart(args []string) error {
 				continue
 			}
 			w.step(n, Event{Kind: EvMemberUp, Member: o.key, Role: o.role})
-			if restart && o.up {
+			if restart && o.up && !o.scripted {
 				w.step(o, Event{Kind: EvMemberUp, Member: n.key, Role: n.role}) // membership sees it come back
 			}
 		}
@@ -633,10 +686,7 @@ func (w *traceNet) step(n *traceNode, ev Event) {
 	before := n.m.Status()
 	var becameLeader, followed bool
 	for _, a := range n.m.Step(w.now, ev) {
-		prio := ""
-		if a.Msg.Priority != defPrio {
-			prio = fmt.Sprintf(" prio=%d", a.Msg.Priority)
-		}
+		prio := w.msgNote(n, a.Msg)
 		switch a.Kind {
 		case ActSend:
 			n.seq++
@@ -659,8 +709,10 @@ func (w *traceNet) step(n *traceNode, ev Event) {
 			}
 		case ActSetTimer:
 			n.armed[a.Timer], n.at[a.Timer] = true, a.At
+			w.showTimer(n, a)
 		case ActCancelTimer:
 			n.armed[a.Timer] = false
+			w.showTimer(n, a)
 		case ActBecomeLeader:
 			becameLeader = true
 			w.logf("%d becomes leader term=%d", n.key.ID, a.Term)
@@ -686,7 +738,7 @@ func (w *traceNet) stabilize() {
 	for len(w.queue) > 0 && w.stepped <= maxSteps {
 		e := w.queue[0]
 		w.queue = w.queue[1:]
-		if n := w.nodes[e.to]; n.up {
+		if n := w.nodes[e.to]; n.up && !n.scripted {
 			w.step(n, Event{Kind: EvMessage, Msg: e.msg})
 		}
 	}
@@ -723,7 +775,7 @@ func (w *traceNet) advance(d time.Duration) {
 	w.now = end
 }
 
-func (n *traceNode) status() string {
+func (w *traceNet) status(n *traceNode) string {
 	if n.m == nil {
 		return fmt.Sprintf("%d not started", n.key.ID)
 	}
@@ -734,6 +786,9 @@ func (n *traceNode) status() string {
 	s := fmt.Sprintf("%d %v term=%d leader=%d", n.key.ID, st.State, st.Term, st.Leader)
 	if st.Self.Priority != defPrio {
 		s += fmt.Sprintf(" prio=%d", st.Self.Priority)
+	}
+	if w.machine != 0 {
+		s += machineStatus(st)
 	}
 	return s
 }

@@ -373,7 +373,7 @@ func TestQuorumJobCheckerCatchesDeposedAck(t *testing.T) {
 // cut) and leads, its job starting at once. n3 has lost n5 meanwhile
 // ("has no leader") and is electing (ELECTION to n4, which is gone) when
 // n2's COORDINATOR comes: it notes the claim and elects on, with no
-// ActFollow (election's TestStep5CandidateNotesSmallerClaimAfterLoss).
+// ActFollow (election's testdata/bully_candidate_notes_smaller_claim.txt).
 // The cut heals; n3 wins, n2 follows it and stops its job (1 s). n2 was
 // alive, leading, and heard by n3: n3's job waits for n2's to stop.
 // Before, the loss of n5 stood in n3's driver, and n3 started its job at
