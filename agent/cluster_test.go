@@ -394,11 +394,17 @@ func TestPhiDetector(t *testing.T) {
 	l := startLocal(t, LocalOptions{Nodes: 3, Base: func(c *Config) { c.Detector = config.DetectorPhi }})
 	first := waitLeader(t, l, electBound, 2)
 	// Let the followers' windows fill with a few heartbeats' worth of
-	// arrivals before the crash.
-	until := time.Now().Add(500 * time.Millisecond)
-	for time.Now().Before(until) {
-		time.Sleep(10 * time.Millisecond)
+	// arrivals (five: more than the two samples the window starts with)
+	// before the crash.
+	const arrivals = 5
+	heartbeats := func(i int) float64 {
+		return testutil.ToFloat64(l.Agents[i].met.MessagesReceived.WithLabelValues(wire.TypeHeartbeat.String()))
 	}
+	base := []float64{heartbeats(0), heartbeats(1)}
+	waitfor.Until(t, "the followers hear a few heartbeats", electBound, 5*time.Millisecond, func() (bool, string) {
+		n0, n1 := heartbeats(0)-base[0], heartbeats(1)-base[1]
+		return n0 >= arrivals && n1 >= arrivals, fmt.Sprintf("node-1 heard %v, node-2 %v", n0, n1)
+	})
 	l.Crash(2)
 	second := waitLeader(t, l, failoverBound, 1)
 	if second.Term <= first.Term {

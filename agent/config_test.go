@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // testConfig is DefaultConfig for a test agent on loopback named name,
@@ -112,10 +113,9 @@ func TestStopBoundedByContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until the join is under way: the seed's backlog holds it.
-	deadline := time.Now().Add(5 * time.Second)
-	for a.joiner.Attempts() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitfor.Until(t, "the join is under way", 5*time.Second, time.Millisecond, func() (bool, string) {
+		return a.joiner.Attempts() > 0, "no join attempt yet"
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	t0 := time.Now()

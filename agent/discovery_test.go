@@ -193,9 +193,12 @@ func TestDiscoveryCrashRestart(t *testing.T) {
 	})
 	// The scenario is a settled cluster: memberlist gossips a join for
 	// 4 rounds of 200 ms at 3 nodes, and within them the new process
-	// would hear of the others that way. (The time of the scenario, not
-	// a wait for something to happen.)
-	time.Sleep(2 * time.Second)
+	// would hear of the others that way. The 2 s are the scenario's time,
+	// not a wait for something to happen: the cluster stays whole
+	// through them.
+	waitfor.Holds(t, "the three list each other", 2*time.Second, 10*time.Millisecond, func() (bool, string) {
+		return lists(a, "host-2") && lists(a, "host-3") && lists(b, "host-1"), fmt.Sprintf("%+v", a.Status())
+	})
 	b.Crash()
 	restarted := time.Now()
 	b = set.start(1, cfg(1))
@@ -219,26 +222,19 @@ func TestJoinRetries(t *testing.T) {
 	}
 	a := start(0, ga, fmt.Sprintf("127.0.0.1:%d", ga), fmt.Sprintf("127.0.0.1:%d", gb))
 	deadline := time.Now().Add(electBound)
-	for a.Status().State != "leader" {
-		if time.Now().After(deadline) {
-			t.Fatalf("alone with dead seeds, host-1 does not lead: %+v", a.Status())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitfor.Until(t, "alone with dead seeds, host-1 leads", electBound, time.Millisecond, func() (bool, string) {
+		st := a.Status()
+		return st.State == "leader", fmt.Sprintf("%+v", st)
+	})
 	if !strings.Contains(set.logs.String(), `msg="join failed, retrying in the background"`) {
 		t.Errorf("the failed join is not logged")
 	}
 	b := start(1, gb) // no seeds: host-1's retries must find it
-	for {
+	waitfor.Until(t, "host-1 joins host-2", time.Until(deadline.Add(gossip.JoinRetryMax)), time.Millisecond, func() (bool, string) {
 		sa, sb := a.Status(), b.Status()
-		if sa.LeaderID == 2 && sb.State == "leader" && len(sa.Members) == 1 && len(sb.Members) == 1 {
-			break
-		}
-		if time.Now().After(deadline.Add(gossip.JoinRetryMax)) {
-			t.Fatalf("host-1 does not join host-2:\n%+v\n%+v", sa, sb)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return sa.LeaderID == 2 && sb.State == "leader" && len(sa.Members) == 1 && len(sb.Members) == 1,
+			fmt.Sprintf("\n%+v\n%+v", sa, sb)
+	})
 }
 
 // TestIPv6Loopback: agents bound to ::1 (IPv6 sockets, hop limit 255
@@ -259,23 +255,15 @@ func TestIPv6Loopback(t *testing.T) {
 		t.Fatalf("election socket on %v, want IPv6", agents[0].ElectionAddr())
 	}
 	deadline := time.Now().Add(electBound)
-	for {
+	waitfor.Until(t, "a leader over IPv6", electBound, time.Millisecond, func() (bool, string) {
 		s1, s2 := agents[0].Status(), agents[1].Status()
-		if s1.LeaderID == 2 && s2.State == "leader" && s1.Term == s2.Term {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no leader over IPv6:\n%+v\n%+v", s1, s2)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return s1.LeaderID == 2 && s2.State == "leader" && s1.Term == s2.Term, fmt.Sprintf("\n%+v\n%+v", s1, s2)
+	})
 	agents[1].Crash()
-	for agents[0].Status().State != "leader" {
-		if time.Now().After(deadline.Add(failoverBound)) {
-			t.Fatalf("v6-1 does not take over: %+v", agents[0].Status())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitfor.Until(t, "v6-1 takes over", time.Until(deadline.Add(failoverBound)), time.Millisecond, func() (bool, string) {
+		st := agents[0].Status()
+		return st.State == "leader", fmt.Sprintf("%+v", st)
+	})
 }
 
 // TestBeaconEvery: alone, the interval; with peers, one beacon per

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // The election interface's carrier (agent/part/links), driven by the fake link
@@ -95,11 +96,13 @@ func TestCarrierLossLeaderStopsAtOnce(t *testing.T) {
 	}
 	waitJob(t, a, "stopped")
 	// Alone, it would lead again after its resign hold-off; it must not
-	// while the carrier is lost.
-	time.Sleep(a.machine.Config().ResignHoldoff + 2*cfg.SuspectAfter)
-	if st := a.Status(); st.State == "leader" || index(rec.all(), from, "node-1", "acquire") >= 0 || jobStarts(t, starts, 1) != 1 {
-		t.Fatalf("led without carrier: %v, %d job starts, calls %v", st.State, jobStarts(t, starts, 1), rec)
-	}
+	// while the carrier is lost: an absence, watched over that hold-off
+	// and two listen periods.
+	waitfor.Holds(t, "node-1 does not lead without carrier", a.machine.Config().ResignHoldoff+2*cfg.SuspectAfter, 5*time.Millisecond, func() (bool, string) {
+		st := a.Status()
+		return st.State != "leader" && index(rec.all(), from, "node-1", "acquire") < 0 && jobStarts(t, starts, 1) == 1,
+			fmt.Sprintf("led without carrier: %v, %d job starts, calls %v", st.State, jobStarts(t, starts, 1), rec)
+	})
 	f.linkReport("lo", true)
 	waitStarts(t, starts, 1, 2)
 	if !strings.Contains(s.logs.String(), "listening for the leader before taking part in elections") {
@@ -130,11 +133,13 @@ func TestCarrierReadBeforeTheJobStarts(t *testing.T) {
 		return hasFault(st, "the election interface has no carrier (lo)"), fmt.Sprint(st.State, st.Fault)
 	})
 	// Alone, it would lead again after its resign hold-off; it must not
-	// while the carrier is lost.
-	time.Sleep(a.machine.Config().ResignHoldoff + 2*cfg.SuspectAfter)
-	if st, job := a.Status(), a.Job(); st.State == "leader" || jobStarts(t, starts, 1) != 0 || job.State == "running" {
-		t.Fatalf("led without carrier: %v, job %s, %d job starts", st.State, job.State, jobStarts(t, starts, 1))
-	}
+	// while the carrier is lost: an absence, watched over that hold-off
+	// and two listen periods.
+	waitfor.Holds(t, "node-1 does not lead without carrier", a.machine.Config().ResignHoldoff+2*cfg.SuspectAfter, 5*time.Millisecond, func() (bool, string) {
+		st, job := a.Status(), a.Job()
+		return st.State != "leader" && jobStarts(t, starts, 1) == 0 && job.State != "running",
+			fmt.Sprintf("led without carrier: %v, job %s, %d job starts", st.State, job.State, jobStarts(t, starts, 1))
+	})
 	f.linkReport("lo", true)
 	waitStarts(t, starts, 1, 1)
 }
@@ -170,11 +175,14 @@ func TestCarrierLossFollowerNeverLeads(t *testing.T) {
 		return st.LeaderID == 0, fmt.Sprint(st.State, st.LeaderID)
 	})
 	// Alone and without its leader, it would elect itself within an
-	// answer timeout; it must not while the carrier is lost.
-	time.Sleep(a1.machine.Config().ResignHoldoff + 2*c1.SuspectAfter)
-	if st := a1.Status(); st.State == "leader" || jobStarts(t, starts, 1) != 0 {
-		t.Fatalf("node-1 led without carrier: %v, %d job starts", st.State, jobStarts(t, starts, 1))
-	}
+	// answer timeout; it must not while the carrier is lost: an absence,
+	// watched over a resign hold-off and two listen periods, more than
+	// that timeout.
+	waitfor.Holds(t, "node-1 does not lead without carrier", a1.machine.Config().ResignHoldoff+2*c1.SuspectAfter, 5*time.Millisecond, func() (bool, string) {
+		st := a1.Status()
+		return st.State != "leader" && jobStarts(t, starts, 1) == 0,
+			fmt.Sprintf("node-1 led without carrier: %v, %d job starts", st.State, jobStarts(t, starts, 1))
+	})
 	f1.linkReport("lo", true)
 	waitStarts(t, starts, 1, 1)
 }

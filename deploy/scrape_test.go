@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/internal/syncbuf"
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // logBuffer collects a process's output; safe for the copying goroutine
@@ -297,17 +298,12 @@ func (p promAPI) leaderships(q string) ([]leadership, error) {
 // with its last error at the deadline.
 func until(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
+	waitfor.Until(t, what, timeout, 100*time.Millisecond, func() (bool, string) {
+		if err := check(); err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return true, ""
+	})
 }
 
 // TestPrometheusScrapesCluster: a real Prometheus server (Debian's

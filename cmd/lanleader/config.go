@@ -13,18 +13,32 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
 	"github.com/lanleader/lanleader/agent/config"
 )
 
-// runUsage is what `lanleader run -h` prints, the manual of run.txt. Every
-// flag of newRunFlags is in it (config_test.go checks), and every default
-// the settings table states (runhelp_test.go).
+// runManual is the manual of `lanleader run` but its options: run.txt,
+// where {{options "GROUP"}} stands for the settings of a group of the
+// settings table.
 //
 //go:embed run.txt
-var runUsage string
+var runManual string
+
+// runUsage is what `lanleader run -h` prints: runManual with each group's
+// options written from the settings table (config.Manual). It names every
+// flag of newRunFlags and no other, with every default the table states
+// (runhelp_test.go and config_test.go check).
+var runUsage = func() string {
+	t := template.Must(template.New("run.txt").Funcs(template.FuncMap{"options": config.Manual}).Parse(runManual))
+	var b strings.Builder
+	if err := t.Execute(&b, nil); err != nil {
+		panic(err)
+	}
+	return b.String()
+}()
 
 // settings are what the flags and the config file of `lanleader run` set:
 // the agent's Config, and the format and level of its log (config.Run).
@@ -69,8 +83,8 @@ type option struct{ *config.Setting }
 
 // runOptions are the options of `lanleader run`, but --config: the
 // settings table's. A new one needs a field of config.Config (and its
-// check in Validate), a row of config.Settings, a line in run.txt and
-// tests in config_test.go.
+// check in Validate), a row of config.Settings (which gives its entry in
+// run -h and in the configuration reference) and tests in config_test.go.
 var runOptions = func() []option {
 	opts := make([]option, len(config.Settings))
 	for i := range config.Settings {
