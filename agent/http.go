@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/lanleader/lanleader/agent/api"
 	"github.com/lanleader/lanleader/agent/internal/auth"
 	"github.com/lanleader/lanleader/agent/internal/gossip"
 )
@@ -67,20 +68,20 @@ func (a *Agent) newHTTPServer() *http.Server {
 		w.Header().Set("Cache-Control", "no-store")
 		if !fromThisHost(r) || r.Header.Get("Origin") != "" {
 			w.WriteHeader(http.StatusForbidden)
-			json.NewEncoder(w).Encode(ResignAnswer{Error: "resign is accepted only from this host's loopback, and not from a web page"})
+			json.NewEncoder(w).Encode(api.ResignAnswer{Error: "resign is accepted only from this host's loopback, and not from a web page"})
 			return
 		}
 		if a.auth.keys != nil {
 			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || !a.auth.keys.ResignAllowed(strings.TrimSpace(tok)) {
 				w.WriteHeader(http.StatusUnauthorized)
-				json.NewEncoder(w).Encode(ResignAnswer{Error: "this agent has a key: resign needs it (lanleader resign --key-file FILE)"})
+				json.NewEncoder(w).Encode(api.ResignAnswer{Error: "this agent has a key: resign needs it (lanleader resign --key-file FILE)"})
 				return
 			}
 		}
 		led, term, holdOff := a.resign()
 		s := a.Status()
-		ans := ResignAnswer{Resigned: led, State: s.State, Term: s.Term, NodeID: s.NodeID,
+		ans := api.ResignAnswer{Resigned: led, State: s.State, Term: s.Term, NodeID: s.NodeID,
 			HoldOff: holdOff.String()}
 		if led {
 			// The term resigned, not the one that may follow it.
@@ -105,20 +106,6 @@ func (a *Agent) newHTTPServer() *http.Server {
 	}
 }
 
-// ResignAnswer is the answer of POST /resign (lanleader resign decodes it).
-type ResignAnswer struct {
-	// Resigned: this node led and hands over (its job stops first, then
-	// it sends RESIGN).
-	Resigned bool   `json:"resigned"`
-	State    string `json:"state"`
-	Term     uint64 `json:"term"`
-	NodeID   uint64 `json:"node_id"`
-	// HoldOff is how long it stays out of elections after its RESIGN (at
-	// least --preempt-delay): it does not take the leadership back before.
-	HoldOff string `json:"hold_off"`
-	Error   string `json:"error,omitempty"`
-}
-
 // fromThisHost says whether a request comes from this host: from a
 // loopback address, or from the very address it was sent to (a host
 // connecting to one of its own addresses).
@@ -138,24 +125,12 @@ func fromThisHost(r *http.Request) bool {
 	return err == nil && lap.Addr().Unmap() == remote.Addr().Unmap()
 }
 
-// LeaderAnswer is the body of GET /leader, the leader gate of load
-// balancers and of `lanleader status --is-leader` and `lanleader
-// exec-if-leader`: 200 OK on the leader, 503 elsewhere.
-type LeaderAnswer struct {
-	Node     string `json:"node"`      // this node's name
-	NodeID   uint64 `json:"node_id"`   // this node's node_id
-	Leader   bool   `json:"leader"`    // this node leads now
-	State    string `json:"state"`     // as in /status
-	Term     uint64 `json:"term"`      // the term (the job's fencing token)
-	LeaderID uint64 `json:"leader_id"` // the leader this node knows, 0: none
-}
-
 // serveLeader is GET /leader. It reads the loop's latest snapshot, like
 // /status: in quorum mode a leader is a leader only while it holds its
 // lease.
 func (a *Agent) serveLeader(w http.ResponseWriter, r *http.Request) {
 	s := a.Status()
-	ans := LeaderAnswer{Node: s.Name, NodeID: s.NodeID, Leader: s.State == "leader", State: s.State,
+	ans := api.LeaderAnswer{Node: s.Name, NodeID: s.NodeID, Leader: s.State == "leader", State: s.State,
 		Term: s.Term, LeaderID: s.LeaderID}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

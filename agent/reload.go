@@ -16,19 +16,6 @@ import (
 // leadership unless the new priority demands one; the others keep their
 // running value and are named in one log line.
 
-// ReloadStatus is the last reload in /status.
-type ReloadStatus struct {
-	At     string `json:"at"`     // RFC 3339 with milliseconds
-	Result string `json:"result"` // ok or error, as lanleader_config_reloads_total's label
-	// Applied are the settings that changed and took effect.
-	Applied []string `json:"applied,omitempty"`
-	// NeedRestart are the settings that changed but keep their running
-	// value until the agent restarts.
-	NeedRestart []string `json:"need_restart,omitempty"`
-	// Error says why the new configuration was refused (result error).
-	Error string `json:"error,omitempty"`
-}
-
 // needRestart are the settings that differ between the running
 // configuration and cfg but keep their running value until a restart
 // (config.Restart). The log's format is told by its handler: a reload

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/api"
 )
 
 // Exit statuses of the leader gate (status --is-leader, exec-if-leader).
@@ -64,8 +64,8 @@ func leaderURLOf(statusURL string) string {
 // fetchLeader asks GET /leader. Its error is one line naming the URL: the
 // agent could not be reached, or answered other than 200 or 503 with a
 // /leader document.
-func fetchLeader(leaderURL string, timeout time.Duration) (agent.LeaderAnswer, error) {
-	var ans agent.LeaderAnswer
+func fetchLeader(leaderURL string, timeout time.Duration) (api.LeaderAnswer, error) {
+	var ans api.LeaderAnswer
 	resp, err := getAgent(leaderURL, timeout, 64<<10)
 	if err != nil {
 		return ans, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/agent/api"
 )
 
 // resignUsage is the help of `lanleader resign`.
@@ -119,8 +120,8 @@ func sinceText(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
 }
 
-func postResign(resignURL, token string) (agent.ResignAnswer, error) {
-	var ans agent.ResignAnswer
+func postResign(resignURL, token string) (api.ResignAnswer, error) {
+	var ans api.ResignAnswer
 	req, err := http.NewRequest(http.MethodPost, resignURL, nil)
 	if err != nil {
 		return ans, err
