@@ -268,8 +268,10 @@ func (a *Agent) Start() (err error) {
 	if err := a.firstChecks(); err != nil {
 		return err
 	}
-	ip, ifi, err := electionIP(bind)
-	if err != nil {
+	ip, ifi, err := udp.ElectionAddr(bind)
+	if errors.Is(err, udp.ErrNotOnHost) {
+		return notReady(err)
+	} else if err != nil {
 		return err
 	}
 	// Before joining: the addresses an earlier run left go first.

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -264,51 +263,4 @@ func TestIPv6Loopback(t *testing.T) {
 		st := agents[0].Status()
 		return st.State == "leader", fmt.Sprintf("%+v", st)
 	})
-}
-
-// TestBeaconEvery: alone, the interval; with peers, one beacon per
-// interval for the whole cluster (n× the interval for n members), never
-// less than 10× (small clusters as before) nor more than 256×.
-func TestBeaconEvery(t *testing.T) {
-	for _, c := range []struct {
-		members int
-		want    time.Duration
-	}{{0, time.Second}, {1, time.Second}, {2, 10 * time.Second}, {10, 10 * time.Second},
-		{11, 11 * time.Second}, {128, 128 * time.Second}, {256, 256 * time.Second}, {1024, 256 * time.Second}} {
-		if got := beaconEvery(time.Second, c.members); got != c.want {
-			t.Errorf("beaconEvery(1s, %d) = %v, want %v", c.members, got, c.want)
-		}
-	}
-	if got := beaconEvery(100*time.Millisecond, 64); got != 6400*time.Millisecond {
-		t.Errorf("beaconEvery(100ms, 64) = %v, want 6.4s", got)
-	}
-}
-
-// TestAnswersBeacon: alone or in a cluster of up to three a node always
-// joins a newcomer; in bigger clusters beaconResponders of the members
-// do, on average, whatever the cluster's size (a seeded draw, counted
-// exactly over many beacons).
-func TestAnswersBeacon(t *testing.T) {
-	never := func(int) int { t.Fatal("a small cluster drew"); return 0 }
-	for _, m := range []int{0, 1, 2, 3} {
-		if !answersBeacon(m, never) {
-			t.Errorf("answersBeacon(%d) = false: a node alone or among three always answers", m)
-		}
-	}
-	for _, members := range []int{4, 32, 128, 1024} {
-		rng := rand.New(rand.NewPCG(uint64(members), 1))
-		const beacons = 2000
-		joins := 0
-		for range beacons {
-			for range members - 1 { // every member but the newcomer hears it
-				if answersBeacon(members, rng.IntN) {
-					joins++
-				}
-			}
-		}
-		want := float64(beaconResponders) * float64(members-1) / float64(members)
-		if got := float64(joins) / beacons; got < want*0.9 || got > want*1.1 {
-			t.Errorf("%d members: %.2f joins per beacon on average, want %.2f", members, got, want)
-		}
-	}
 }

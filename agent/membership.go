@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/gossip"
 	"github.com/lanleader/lanleader/agent/internal/meta"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/wire"
@@ -139,7 +140,7 @@ func (a *Agent) onBeacon(p packet) {
 			}
 		}
 	}
-	if !answersBeacon(a.ml.NumMembers(), rand.IntN) {
+	if !gossip.AnswersBeacon(a.ml.NumMembers(), rand.IntN) {
 		return
 	}
 	now := a.now()
@@ -153,23 +154,6 @@ func (a *Agent) onBeacon(p packet) {
 	l.kicked[addr] = kick{at: now, inc: p.msg.Incarnation}
 	a.log.Debug("discovered a peer by beacon", "addr", addr, "node_id", p.msg.From)
 	a.joiner.Kick([]string{addr}) // not while a join is under way: the next beacon tries again
-}
-
-// beaconResponders is how many members of a cluster join a newcomer's
-// beacon, on average. One join is enough: the newcomer then gets every
-// member from the joined node's state, and gossip tells the others of it.
-const beaconResponders = 3
-
-// answersBeacon says whether a node whose memberlist lists members nodes
-// (itself included) joins the sender of a beacon it does not know: always
-// while it is alone or one of three; otherwise with a chance of
-// beaconResponders in members, drawn with draw (rand.IntN), so that a
-// LAN of 128 agents does not open 127 state exchanges (TCP, each the
-// whole member list) to every agent that starts. A newcomer beacons every
-// discover interval while it is alone: when no member answered one
-// beacon (a chance of about e⁻³, 5 %), the next one is answered.
-func answersBeacon(members int, draw func(int) int) bool {
-	return members <= beaconResponders || draw(members) < beaconResponders
 }
 
 // onMember applies one membership change.
@@ -327,25 +311,6 @@ func (a *Agent) nameOf(id uint64) string {
 	return name
 }
 
-// beaconEvery is the beacon interval of a node whose memberlist lists
-// members nodes (itself included): interval while it knows no peer; once
-// it has peers, interval times the number of members, but at least ten
-// times interval. The LAN as a whole then beacons about once per interval
-// (enough for two halves that started apart to find each other as soon
-// as before), and each agent receives as many beacons at 128 members as
-// at 10, instead of 12.8 a second (more than the leader's heartbeats).
-// The factor stops at maxBeaconFactor, within the replay windows' memory.
-func beaconEvery(interval time.Duration, members int) time.Duration {
-	if members <= 1 {
-		return interval
-	}
-	return interval * time.Duration(min(max(10, members), maxBeaconFactor))
-}
-
-// maxBeaconFactor bounds beaconEvery's factor: at the default interval a
-// beacon every 256 s at least, well within auth.ReplayForget.
-const maxBeaconFactor = 256
-
 // housekeep runs every second: discovery beacons, memberlist's suspect
 // states, pruning of long-dead members.
 func (a *Agent) housekeep() {
@@ -388,13 +353,13 @@ func (a *Agent) housekeep() {
 }
 
 // beacon multicasts a DISCOVER with this node's memberlist address, as
-// often as beaconEvery says.
+// often as gossip.BeaconEvery says.
 func (a *Agent) beacon(now time.Duration) {
 	l := &a.loop
 	if !a.tr.Group.IsValid() || a.cfg.DiscoverInterval < 0 {
 		return
 	}
-	every := beaconEvery(a.cfg.DiscoverInterval, a.ml.NumMembers())
+	every := gossip.BeaconEvery(a.cfg.DiscoverInterval, a.ml.NumMembers())
 	if l.beaconed && now-l.lastBeacon < every {
 		return
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/lanleader/lanleader/agent/config"
@@ -113,7 +112,7 @@ func (a *Agent) accept(b []byte, ttl int, src netip.AddrPort, m *wire.Message, m
 	}
 	msg, tag := wire.Split(b)
 	if err := wire.Decode(msg, m); err != nil {
-		return decodeReason(err), ""
+		return wire.Reason(err), ""
 	}
 	if m.Cluster != a.cluster {
 		return "cluster", ""
@@ -142,22 +141,6 @@ func (a *Agent) accept(b []byte, ttl int, src netip.AddrPort, m *wire.Message, m
 		return "replay", ""
 	}
 	return "", ""
-}
-
-func decodeReason(err error) string {
-	switch {
-	case errors.Is(err, wire.ErrShort):
-		return "short"
-	case errors.Is(err, wire.ErrBadMagic):
-		return "magic"
-	case errors.Is(err, wire.ErrUnknownVersion):
-		return "version"
-	case errors.Is(err, wire.ErrUnknownType):
-		return "type"
-	case errors.Is(err, wire.ErrTrailing):
-		return "trailing"
-	}
-	return "length"
 }
 
 // fanOut sends a one-to-all message by unicast to every live member in
@@ -254,30 +237,6 @@ type packet struct {
 	// conflict: the packet was dropped because another node sends with
 	// this node's node_id; it reaches the loop only as that evidence.
 	conflict bool
-}
-
-// electionIP is the address of the election socket and the interface of
-// the multicast group, for memberlist's bind address: the bind address
-// itself, or with 0.0.0.0 an IPv4 address of the default route's
-// interface.
-func electionIP(bind netip.AddrPort) (netip.Addr, *net.Interface, error) {
-	ip := bind.Addr().Unmap()
-	switch {
-	case ip.IsUnspecified() && ip.Is6():
-		return ip, nil, fmt.Errorf("bind %v: give an IPv6 agent its address (the IPv4 one is found by itself)", bind.Addr())
-	case ip.IsLinkLocalUnicast() && ip.Is6():
-		return ip, nil, fmt.Errorf("bind %v: link-local IPv6 addresses are not supported; use a global or unique-local (fd00::/8) address", bind.Addr())
-	case ip.IsUnspecified():
-		return udp.AdvertiseAddr()
-	}
-	ifi, err := udp.InterfaceOf(ip)
-	if err != nil {
-		return ip, nil, fmt.Errorf("bind %v: %w", bind.Addr(), err)
-	}
-	if ifi == nil {
-		return ip, nil, notReady(fmt.Errorf("bind %v: address not on this host (it has %s)", bind.Addr(), strings.Join(udp.HostAddrs(), ", ")))
-	}
-	return ip, ifi, nil
 }
 
 // openSockets opens the HTTP listener and the election sockets (joined to

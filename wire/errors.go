@@ -51,3 +51,22 @@ var (
 	// an IPv6 address with a zone.
 	ErrBadAddr = errors.New("wire: address cannot be encoded")
 )
+
+// Reason names err, an error of Decode, in one word: the reason label of
+// lanleader_packets_dropped_total (short, magic, version, type, trailing,
+// length).
+func Reason(err error) string {
+	switch {
+	case errors.Is(err, ErrShort):
+		return "short"
+	case errors.Is(err, ErrBadMagic):
+		return "magic"
+	case errors.Is(err, ErrUnknownVersion):
+		return "version"
+	case errors.Is(err, ErrUnknownType):
+		return "type"
+	case errors.Is(err, ErrTrailing):
+		return "trailing"
+	}
+	return "length"
+}

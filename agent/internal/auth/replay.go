@@ -33,7 +33,7 @@ const replayWindow = 64
 
 // ReplayForget is how long a sender's window outlives its last packet.
 // Every agent sends a beacon at least every 256 s on a multicast LAN at
-// the default --discover-interval (the agent's beaconEvery).
+// the default --discover-interval (agent/internal/gossip.BeaconEvery).
 const ReplayForget = 10 * time.Minute
 
 // maxSenders bounds the windows kept: more than any cluster has nodes.

@@ -5,6 +5,7 @@ package udp
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -112,4 +113,32 @@ func defaultRouteInterface() string {
 		}
 	}
 	return ""
+}
+
+// ErrNotOnHost: the bind address is on none of this host's interfaces.
+// It may be soon (DHCP, a link that comes up): the agent retries.
+var ErrNotOnHost = errors.New("address not on this host")
+
+// ElectionAddr is the address of the election socket and the interface of
+// the multicast group, for memberlist's bind address: the bind address
+// itself, or with 0.0.0.0 an IPv4 address of the default route's
+// interface. An address this host does not have (yet) is ErrNotOnHost.
+func ElectionAddr(bind netip.AddrPort) (netip.Addr, *net.Interface, error) {
+	ip := bind.Addr().Unmap()
+	switch {
+	case ip.IsUnspecified() && ip.Is6():
+		return ip, nil, fmt.Errorf("bind %v: give an IPv6 agent its address (the IPv4 one is found by itself)", bind.Addr())
+	case ip.IsLinkLocalUnicast() && ip.Is6():
+		return ip, nil, fmt.Errorf("bind %v: link-local IPv6 addresses are not supported; use a global or unique-local (fd00::/8) address", bind.Addr())
+	case ip.IsUnspecified():
+		return AdvertiseAddr()
+	}
+	ifi, err := InterfaceOf(ip)
+	if err != nil {
+		return ip, nil, fmt.Errorf("bind %v: %w", bind.Addr(), err)
+	}
+	if ifi == nil {
+		return ip, nil, fmt.Errorf("bind %v: %w (it has %s)", bind.Addr(), ErrNotOnHost, strings.Join(HostAddrs(), ", "))
+	}
+	return ip, ifi, nil
 }
