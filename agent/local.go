@@ -266,12 +266,9 @@ func (l *Local) Live() []int {
 // with preemption has settled.
 func (l *Local) Largest() int {
 	best := -1
+	key := func(i int) election.Key { return election.Key{Priority: l.cfgs[i].Priority, ID: l.cfgs[i].NodeID} }
 	for _, i := range l.Live() {
-		c, b := l.cfgs[i], election.Key{}
-		if best >= 0 {
-			b = election.Key{Priority: l.cfgs[best].Priority, ID: l.cfgs[best].NodeID}
-		}
-		if best < 0 || b.Less(election.Key{Priority: c.Priority, ID: c.NodeID}) {
+		if best < 0 || key(best).Less(key(i)) {
 			best = i
 		}
 	}

@@ -295,7 +295,7 @@ func (a *Agent) onPacket(p packet) {
 	}
 	// A stale leader's claim heard while this one holds the addresses:
 	// announce them again once the machine has seen it (agent/part/vips).
-	claim := a.vipsHeld() && a.isStaleClaim(&p.msg)
+	claim := a.vips.Held() && a.vips.IsStaleClaim(&p.msg)
 	wanted := a.lead.JobWanted()
 	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
 	if claim {

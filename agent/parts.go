@@ -3,6 +3,8 @@ package agent
 import (
 	"log/slog"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/part"
 )
 
 // loopHost is the part.Host the driver lends its parts: the loop's clock,
@@ -24,4 +26,25 @@ func (h loopHost) Post(f func()) {
 	case h.a.cmds <- f:
 	case <-h.a.loopDone:
 	}
+}
+
+// onAux hands the deadlines that came to their parts.
+func (a *Agent) onAux() {
+	now := a.now()
+	part.RunDue(a.parts, now)
+	a.rearmAux()
+}
+
+// rearmAux sets the aux timer to the earliest deadline of the parts.
+func (a *Agent) rearmAux() {
+	l := &a.loop
+	if l.aux == nil {
+		return
+	}
+	next, ok := part.Earliest(a.parts)
+	if !ok {
+		l.aux.Stop()
+		return
+	}
+	l.aux.Reset(max(next-a.now(), 0))
 }

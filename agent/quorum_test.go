@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/lanleader/lanleader/agent/internal/statefile"
 )
 
 // TestQuorumCluster: three agents with --quorum 3 elect node-3, whose job
@@ -200,35 +198,11 @@ while :; do sleep 0.05; done
 	}
 }
 
-func TestVotedTermFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "state")
-	if n, err := LoadVotedTerm(path); err != nil || n != 0 {
-		t.Fatalf("no file yet: %d, %v; want 0, nil", n, err)
-	}
-	for _, term := range []uint64{7, 8, 1 << 40} {
-		if err := statefile.Save(path, term); err != nil {
-			t.Fatal(err)
-		}
-		if n, err := LoadVotedTerm(path); err != nil || n != term {
-			t.Fatalf("after saving %d: %d, %v", term, n, err)
-		}
-	}
-	if b, _ := os.ReadFile(path); string(b) != "voted_term 1099511627776\n" {
-		t.Errorf("file holds %q", b)
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("left in the directory: %v (temporary files?)", ents)
-	}
-	for _, bad := range []string{"", "7\n", "voted_term x\n", "voted_term 7\nmore\n", "voted_term -1\n"} {
-		os.WriteFile(path, []byte(bad), 0o600)
-		if _, err := LoadVotedTerm(path); err == nil || !strings.Contains(err.Error(), path) {
-			t.Errorf("%q: %v, want an error naming the file", bad, err)
-		}
-	}
-	if _, err := LoadVotedTerm(filepath.Join(dir, "nodir", "state")); err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("missing directory: %v", err)
-	}
+// TestBadStateFileRefused: New refuses a state file that is not one
+// (package statefile tests the file itself).
+func TestBadStateFileRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state")
+	os.WriteFile(path, []byte("voted_term x\n"), 0o600)
 	c := testConfig("n", 1)
 	c.Quorum = 3
 	c.DeriveTimeouts()

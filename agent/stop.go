@@ -41,7 +41,7 @@ func (a *Agent) Stop(ctx context.Context) error {
 		a.call(func() {
 			if a.machine.Status().State == election.StateLeader {
 				// The job has stopped: the addresses go, then RESIGN.
-				a.releaseVIPs("stopping")
+				a.vips.Release("stopping")
 				a.step(a.now(), election.Event{Kind: election.EvResign})
 			}
 			a.loop.leaving = true
@@ -183,8 +183,6 @@ func (a *Agent) closeAll() {
 	if a.tr != nil {
 		a.tr.Close()
 	}
-	a.links.Close()
-	a.closeVIPs()
 	if c, ok := a.procs.systemd.(interface{ Close() }); ok {
 		c.Close()
 	}

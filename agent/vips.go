@@ -54,14 +54,6 @@ func (a *Agent) updateVIPs() {
 	a.vips.Update(a.machine.Status().State == election.StateLeader && !a.loop.leaving)
 }
 
-func (a *Agent) vipsReady() bool                   { return a.vips.Ready() }
-func (a *Agent) vipsHeld() bool                    { return a.vips.Held() }
-func (a *Agent) acquireVIPs()                      { a.vips.Acquire() }
-func (a *Agent) releaseVIPs(why string)            { a.vips.Release(why) }
-func (a *Agent) vipStatus() []VIPStatus            { return a.vips.Status() }
-func (a *Agent) closeVIPs()                        { a.vips.Close() }
-func (a *Agent) isStaleClaim(m *wire.Message) bool { return a.vips.IsStaleClaim(m) }
-
 // judgeProbes: the first election has settled as st says.
 func (a *Agent) judgeProbes(st election.Status) { a.vips.JudgeProbes(st, a.nameOf(st.Leader)) }
 
