@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // TestQuorumCluster: three agents with --quorum 3 elect node-3, whose job
@@ -51,16 +54,11 @@ func TestQuorumCluster(t *testing.T) {
 		st := l.Agents[0].Status()
 		return st.LeaderID == 0, fmt.Sprintf("%s leader_id %d", st.State, st.LeaderID)
 	})
-	lonely := time.Now()
 	// Several leases (300ms) and claim waits: node-1 must never lead.
-	for time.Since(lonely) < 3*time.Second {
+	waitfor.Holds(t, "node-1 alone (1 of 3): a minority has no leader", 3*time.Second, 10*time.Millisecond, func() (bool, string) {
 		st := l.Agents[0].Status()
-		if st.State == "leader" || st.LeaderID != 0 {
-			t.Fatalf("node-1 alone (1 of 3) %s with leader_id %d after %v: a minority must have no leader",
-				st.State, st.LeaderID, time.Since(lonely).Round(time.Millisecond))
-		}
-		time.Sleep(10 * time.Millisecond) // sampling a state that must not change
-	}
+		return st.State != "leader" && st.LeaderID == 0, fmt.Sprintf("%s with leader_id %d", st.State, st.LeaderID)
+	})
 	if got := readStamps(t, stamps)[n:]; len(got) > 0 && got[len(got)-1].start {
 		t.Errorf("a job started while no majority was up: %+v", got)
 	}
@@ -115,19 +113,14 @@ func TestQuorumPausedLoop(t *testing.T) {
 		<-release
 	})
 	t0 := <-held
-	var died time.Duration
-	for died == 0 {
-		if !alive(pid) {
-			died = time.Since(t0)
-			break
-		}
-		if time.Since(t0) > lease+5*time.Second {
-			close(release)
-			t.Fatalf("the job (pid %d) still runs %v after the loop stopped renewing a lease of %v", pid, time.Since(t0).Round(time.Millisecond), lease)
-		}
-		time.Sleep(time.Millisecond) // polling the kernel for the process
-	}
-	close(release)
+	var once sync.Once
+	unhold := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unhold) // a failed wait leaves the loop held otherwise
+	waitfor.Until(t, "the guard kills the job of a lease the held loop no longer renews", lease+5*time.Second, time.Millisecond, func() (bool, string) {
+		return !alive(pid), fmt.Sprintf("the job (pid %d) still runs %v after the loop stopped renewing a lease of %v", pid, time.Since(t0).Round(time.Millisecond), lease)
+	})
+	died := time.Since(t0)
+	unhold()
 	t.Logf("the guard killed the job %v after the loop was held (lease %v)", died.Round(time.Millisecond), lease)
 	if died > lease+time.Second {
 		t.Errorf("the job died %v after the loop was held; the lease is %v", died, lease)

@@ -20,6 +20,7 @@ import (
 	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/waitfor"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -101,16 +102,10 @@ func TestHostilePackets(t *testing.T) {
 	want["self"]++
 	deadline := time.Now().Add(failoverBound)
 	for reason, n := range want {
-		for {
+		waitfor.Until(t, "the drops counted", max(time.Until(deadline), 0), time.Millisecond, func() (bool, string) {
 			got := testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues(reason))
-			if got == n {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("dropped{reason=%q} = %v, want %v", reason, got, n)
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return got == n, fmt.Sprintf("dropped{reason=%q} = %v, want %v", reason, got, n)
+		})
 	}
 	// Nothing got through: nothing moved.
 	if now := l.Agreement(); now.Leader != ag.Leader || now.Term != ag.Term {
@@ -125,12 +120,10 @@ func TestHostilePackets(t *testing.T) {
 	answer := claim
 	answer.Type, answer.Leader = wire.TypeVouch, 99
 	s.send(encode(t, answer), 255, to)
-	for victim.Status().LeaderID != 99 {
-		if time.Now().After(deadline) {
-			t.Fatalf("a well-formed claim with TTL 255 was not accepted: %+v", victim.Status())
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitfor.Until(t, "a well-formed claim with TTL 255 accepted", max(time.Until(deadline), 0), time.Millisecond, func() (bool, string) {
+		st := victim.Status()
+		return st.LeaderID == 99, fmt.Sprintf("%+v", st)
+	})
 
 	if st := victim.Status(); st.State == "conflict" {
 		t.Fatalf("its own packet put the victim in conflict: %+v", st)
@@ -144,18 +137,12 @@ func TestHostilePackets(t *testing.T) {
 	s.send(encode(t, wire.Message{Type: wire.TypeHeartbeat, Cluster: cluster, From: 1, Priority: 65535, Term: 9, Incarnation: victim.inc.Load()}), 255, to)
 	evidence := "node_id 1 at " + s.p.LocalAddr().String()
 	logged := "level=ERROR msg=\"another node sends election packets with this node's node_id (a cloned host?); node_ids must be unique\" agent=node-1 node=node-1 node_id=1 other_addr=" + s.p.LocalAddr().String()
-	for {
+	waitfor.Until(t, "a conflict from a packet with our node_id and incarnation from another address", max(time.Until(deadline), 0), time.Millisecond, func() (bool, string) {
 		st := victim.Status()
-		if st.State == "conflict" && len(st.Conflict) == 1 && st.Conflict[0] == evidence &&
-			testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict")) == 1 && strings.Contains(l.logs.String(), logged) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no conflict from a packet with our node_id and incarnation from another address: %+v, dropped %v; want the log line %s",
-				st, testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict")), logged)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		dropped := testutil.ToFloat64(victim.met.PacketsDropped.WithLabelValues("conflict"))
+		return st.State == "conflict" && len(st.Conflict) == 1 && st.Conflict[0] == evidence && dropped == 1 && strings.Contains(l.logs.String(), logged),
+			fmt.Sprintf("%+v, dropped %v; want the log line %s", st, dropped, logged)
+	})
 }
 
 // freePort returns a port free for both TCP and UDP on 127.0.0.1.

@@ -18,6 +18,7 @@ import (
 	"github.com/lanleader/lanleader/agent/internal/vip"
 	"github.com/lanleader/lanleader/agent/part/vips"
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/waitfor"
 	"github.com/lanleader/lanleader/wire"
 )
 
@@ -422,13 +423,11 @@ func TestVIPLinkDown(t *testing.T) {
 		t.Fatalf("calls %v: want a release after the job stopped", rec)
 	}
 	// Alone, it would lead again after its hold-off (1s); it must not.
-	time.Sleep(1500 * time.Millisecond)
-	if st := a.Status(); st.State == "leader" || index(rec.all(), from, "node-1", "acquire") >= 0 {
-		t.Fatalf("led with its link down: %v, calls %v", st.State, rec)
-	}
-	if a.Job().State != "stopped" {
-		t.Errorf("job %v with the link down", a.Job().State)
-	}
+	waitfor.Holds(t, "node-1 out with its link down", 1500*time.Millisecond, 10*time.Millisecond, func() (bool, string) {
+		st := a.Status()
+		return st.State != "leader" && index(rec.all(), from, "node-1", "acquire") < 0 && a.Job().State == "stopped",
+			fmt.Sprintf("%v, job %v, calls %v", st.State, a.Job().State, rec)
+	})
 	f.linkReport("vip0", true)
 	waitJob(t, a, "running")
 	if index(rec.all(), from, "node-1", "acquire") < 0 {
@@ -562,8 +561,7 @@ func TestVIPQuorumReleaseWithinLease(t *testing.T) {
 		t.Errorf("calls %v: want node-3's acquire before its job", rec)
 	}
 	// node-3 alone is a minority: it never takes them again.
-	time.Sleep(time.Second)
-	if index(rec.all(), index(rec.all(), 0, "node-3", "release"), "node-3", "acquire") >= 0 {
-		t.Errorf("calls %v: node-3 took the addresses again as a minority", rec)
-	}
+	waitfor.Holds(t, "node-3, a minority, never takes the addresses again", time.Second, 10*time.Millisecond, func() (bool, string) {
+		return index(rec.all(), index(rec.all(), 0, "node-3", "release"), "node-3", "acquire") < 0, fmt.Sprintf("calls %v", rec)
+	})
 }

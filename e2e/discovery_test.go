@@ -300,15 +300,17 @@ func TestMulticastTTL(t *testing.T) {
 	}
 	// Nothing else was dropped for these reasons (a packet counted late
 	// would show here).
-	time.Sleep(200 * time.Millisecond)
-	for _, w := range []struct {
-		name string
-		want float64
-	}{{ttlDrops, 2}, {clusterDrops, 1}} {
-		if v, err := c.metric(1, w.name); err != nil || v != w.want {
-			t.Errorf("host-2: %s %v (%v), want %v", w.name, v, err, w.want)
+	waitfor.Holds(t, "host-2's drop counters stay", 200*time.Millisecond, 20*time.Millisecond, func() (bool, string) {
+		for _, w := range []struct {
+			name string
+			want float64
+		}{{ttlDrops, 2}, {clusterDrops, 1}} {
+			if v, err := c.metric(1, w.name); err != nil || v != w.want {
+				return false, fmt.Sprintf("%s %v (%v), want %v", w.name, v, err, w.want)
+			}
 		}
-	}
+		return true, ""
+	})
 
 	sts, err := c.statuses(0, 1)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // The quorum tests' checkers on synthetic input (no root needed): they
@@ -234,10 +236,10 @@ func TestFenceJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(s.Records()) < 20 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitfor.Until(t, "20 writes of the fenced job at the sink", 10*time.Second, 10*time.Millisecond, func() (bool, string) {
+		n := len(s.Records())
+		return n >= 20, fmt.Sprintf("%d records", n)
+	})
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("fencejob after SIGTERM: %v\n%s", err, out)

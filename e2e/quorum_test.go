@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // Quorum mode on real processes: 5 hosts, each `lanleader run --quorum 5`
@@ -352,8 +354,12 @@ func TestQuorum(t *testing.T) {
 	}
 
 	t.Run("checkers", func(t *testing.T) {
-		// The last stamps: the job of host-5 runs on.
-		time.Sleep(50 * time.Millisecond)
+		// The last stamps: the job of host-5 runs on, and writes again.
+		end := time.Now()
+		waitfor.Until(t, "a write at the sink after the schedules", 5*time.Second, 10*time.Millisecond, func() (bool, string) {
+			recs := q.sink.Records()
+			return len(recs) > 0 && recs[len(recs)-1].At.After(end), fmt.Sprintf("%d records", len(recs))
+		})
 		stamps, recs := q.stamps.Stamps(), q.sink.Records()
 		for _, v := range fenceVerdict(stamps, recs) {
 			t.Error(v)
@@ -454,7 +460,7 @@ func (q *quorumLAN) schedule(t *testing.T, name string, f fault) {
 	}
 	// A random phase of the leader's lease.
 	phase := rand.N(quorumLease)
-	time.Sleep(phase)
+	time.Sleep(phase) // the fault's moment in the lease, not a synchronisation
 	old, _ := q.running(5)
 
 	t0 := time.Now()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // Roles on real processes: two candidates and a witness with --quorum 3
@@ -138,14 +140,14 @@ func (r *roleLAN) crashWitness(t *testing.T, i int) {
 		t.Fatalf("host-%d leads but its job does not run", leader)
 	}
 	t0 := r.kill(t, i)
-	for time.Since(t0) < 4*quorumLease {
+	waitfor.Holds(t, "the leader and term through the witness's crash", max(time.Until(t0.Add(4*quorumLease)), 0), observeEvery, func() (bool, string) {
 		for _, h := range live {
 			if st, at, err := r.obs.Status(h); err == nil && at.After(t0) && (st.LeaderID != leader || st.Term != term) {
-				t.Fatalf("host-%d after the witness's crash: %s, leader %d term %d; want leader %d term %d", h+1, st.State, st.LeaderID, st.Term, leader, term)
+				return false, fmt.Sprintf("host-%d: %s, leader %d term %d; want leader %d term %d", h+1, st.State, st.LeaderID, st.Term, leader, term)
 			}
 		}
-		time.Sleep(observeEvery) // sampling a state that must not change
-	}
+		return true, ""
+	})
 	if now, ok := r.running(int(leader)); !ok || !now.Start.Equal(run.Start) {
 		t.Fatalf("the leader's job did not run on through the witness's crash: before %v, now %v (running %v)", run, now, ok)
 	}

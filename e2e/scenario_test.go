@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // The scenarios of a real LAN: 5 hosts (16 for scale), each running
@@ -245,10 +247,9 @@ func TestScenarioReturnOfHighestNoPreempt(t *testing.T) {
 		return alive == 4, fmt.Sprintf("host-5 sees %d members alive", alive)
 	})
 	// Hold for ten suspect-after periods: nobody names host-5.
-	time.Sleep(3 * time.Second)
-	if ok, why := l.obs.Agree(time.Now().Add(-observeEvery*4), 4, l.All()...); !ok {
-		t.Errorf("3 s after host-5 rejoined: %s", why)
-	}
+	waitfor.Holds(t, "all five agree on host-4 after host-5 rejoined", 3*time.Second, observeEvery, func() (bool, string) {
+		return l.obs.Agree(time.Now().Add(-observeEvery*4), 4, l.All()...)
+	})
 	for h := range 5 {
 		l.onlyLeader(h, 4, t1, time.Now())
 	}
@@ -316,7 +317,7 @@ func TestScenarioOneWayLeaderOut(t *testing.T) {
 	// Hold for 5 s: host-5 hears host-4's claims and answers them, but
 	// nothing it sends arrives, so the four stay with host-4.
 	settled := time.Now()
-	time.Sleep(5 * time.Second)
+	time.Sleep(5 * time.Second) // the hold itself: the observer's record of it is checked below
 	t1 := time.Now()
 	for _, h := range l.but(4) {
 		l.onlyLeader(h, 4, settled, t1)

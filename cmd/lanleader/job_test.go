@@ -13,6 +13,7 @@ import (
 
 	"github.com/lanleader/lanleader/agent"
 	"github.com/lanleader/lanleader/internal/syncbuf"
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // jobScript records its start (with its pid and that of a child it
@@ -75,28 +76,20 @@ func TestRunJobNoOrphan(t *testing.T) {
 					t.Logf("its output:\n%s", out)
 				}
 			}()
-			deadline := time.Now().Add(10 * time.Second)
-			for jobPid == 0 {
+			var f []string
+			waitfor.Until(t, "the job started", 10*time.Second, 10*time.Millisecond, func() (bool, string) {
 				b, _ := os.ReadFile(stamps)
-				if f := strings.Fields(string(b)); len(f) >= 6 && f[0] == "start" {
-					jobPid, _ = strconv.Atoi(f[1])
-					childPid, _ = strconv.Atoi(f[2])
-					if f[3] != "1" || f[4] != "9" || f[5] != "9" {
-						t.Errorf("the job's LANLEADER_TERM, _NODE_ID, _LEADER_ID: %q, want 1 9 9", f[3:6])
-					}
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the job did not start within 10s")
-				}
-				time.Sleep(10 * time.Millisecond)
+				f = strings.Fields(string(b))
+				return len(f) >= 6 && f[0] == "start", fmt.Sprintf("stamps %q", b)
+			})
+			jobPid, _ = strconv.Atoi(f[1])
+			childPid, _ = strconv.Atoi(f[2])
+			if f[3] != "1" || f[4] != "9" || f[5] != "9" {
+				t.Errorf("the job's LANLEADER_TERM, _NODE_ID, _LEADER_ID: %q, want 1 9 9", f[3:6])
 			}
-			waitLog := time.Now().Add(5 * time.Second)
-			for !strings.Contains(out.String(), `line="worker up"`) && time.Now().Before(waitLog) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if !strings.Contains(out.String(), `msg=job node=solo component=job pid=`) || !strings.Contains(out.String(), `stream=stdout line="worker up"`) {
-				t.Errorf("the job's output is not in the agent's log, marked as the job's")
-			}
+			waitfor.Until(t, "the job's output in the agent's log, marked as the job's", 5*time.Second, 10*time.Millisecond, func() (bool, string) {
+				return strings.Contains(out.String(), `msg=job node=solo component=job pid=`) && strings.Contains(out.String(), `stream=stdout line="worker up"`), ""
+			})
 			cmd.Process.Signal(sig)
 			select {
 			case err := <-exited:
@@ -107,13 +100,9 @@ func TestRunJobNoOrphan(t *testing.T) {
 				t.Fatal("no exit within 15s of the signal")
 			}
 			// Nothing of the job is left (for SIGKILL, its guard stops it).
-			gone := time.Now().Add(5 * time.Second)
-			for (alive(jobPid) || alive(childPid)) && time.Now().Before(gone) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if alive(jobPid) || alive(childPid) {
-				t.Fatalf("orphans after %v: job %d alive %v, its child %d alive %v", sig, jobPid, alive(jobPid), childPid, alive(childPid))
-			}
+			waitfor.Until(t, "the job and its child gone", 5*time.Second, 10*time.Millisecond, func() (bool, string) {
+				return !alive(jobPid) && !alive(childPid), fmt.Sprintf("orphans after %v: job %d alive %v, its child %d alive %v", sig, jobPid, alive(jobPid), childPid, alive(childPid))
+			})
 			b, _ := os.ReadFile(stamps)
 			if !strings.Contains(string(b), fmt.Sprintf("stop %d\n", jobPid)) {
 				t.Errorf("the job's SIGTERM trap did not run: %q", b)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // The test binary doubles as the lanleader binary: with LANLEADER_AS_MAIN
@@ -130,22 +131,15 @@ func TestRunSignal(t *testing.T) {
 					t.Logf("its output:\n%s", out)
 				}
 			}()
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			waitfor.Until(t, "a leader at "+addr, 10*time.Second, 10*time.Millisecond, func() (bool, string) {
 				var st agent.Status
 				resp, err := http.Get("http://" + addr + "/status")
 				if err == nil {
 					json.NewDecoder(resp.Body).Decode(&st)
 					resp.Body.Close()
 				}
-				if st.State == "leader" && st.LeaderID == 9 && st.Name == "solo" {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no leader at %s: %v %+v", addr, err, st)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+				return st.State == "leader" && st.LeaderID == 9 && st.Name == "solo", fmt.Sprintf("%v %+v", err, st)
+			})
 			cmd.Process.Signal(sig)
 			select {
 			case err := <-exited:

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/lanleader/lanleader/internal/syncbuf"
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // TestMain enters the guard first, as main does: the supervisors of
@@ -59,18 +60,7 @@ func (l *logBuffer) logger() *slog.Logger {
 // fails with what cond last said.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	why := ""
-	for {
-		var ok bool
-		if ok, why = cond(); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %s", what, timeout, why)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.Until(t, what, timeout, 5*time.Millisecond, cond)
 }
 
 // alive says whether pid runs (a zombie does not).

@@ -17,18 +17,13 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/internal/syncbuf"
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // holds polls cond for d and fails t as soon as it does not hold.
 func holds(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		if ok, saw := cond(); !ok {
-			t.Fatalf("%s broke; saw:\n%s", what, saw)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.Holds(t, what, d, 20*time.Millisecond, cond)
 }
 
 const oldMAC = "02:00:5e:00:00:99" // the MAC B learnt for the address before (an old leader's)

@@ -20,6 +20,8 @@ import (
 	"github.com/mdlayher/packet"
 	"github.com/vishvananda/netns"
 	"golang.org/x/net/ipv6"
+
+	"github.com/lanleader/lanleader/internal/waitfor"
 )
 
 // The kernel tests run in a pair of network namespaces joined by a veth
@@ -162,17 +164,7 @@ func inNS(ns netns.NsHandle, f func() error) error {
 // with what cond saw last.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	end := time.Now().Add(d)
-	for {
-		ok, saw := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("no %s after %s; saw:\n%s", what, d, saw)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.Until(t, what, d, 20*time.Millisecond, cond)
 }
 
 // arpFrame is one ARP frame a tap saw.
