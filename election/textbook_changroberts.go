@@ -78,18 +78,7 @@ func (r *changRoberts) pass(k Key) {
 }
 
 func (r *changRoberts) onMessage(m *wire.Message, from Key) {
-	switch m.Type {
-	case wire.TypeRingAck:
-		r.onAck(m)
-	case wire.TypeCRElection:
-		if r.receive(m, from) {
-			r.onElection(m)
-		}
-	case wire.TypeCRElected:
-		if r.receive(m, from) {
-			r.onElected(m)
-		}
-	}
+	r.route(m, from, handler{wire.TypeCRElection, r.onElection}, handler{wire.TypeCRElected, r.onElected})
 }
 
 // onElection is steps 2 and 3.

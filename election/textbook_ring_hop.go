@@ -97,6 +97,30 @@ func (r *ringCore) onAck(ack *wire.Message) {
 	r.armHops()
 }
 
+// handler is the step of a ring algorithm for one type of its messages.
+type handler struct {
+	t    wire.Type
+	step func(*wire.Message)
+}
+
+// route hands m to the hops' bookkeeping when it acknowledges one, and
+// otherwise, once received (receive), to the handler of its type; a
+// type no handler names is not the algorithm's and is ignored.
+func (r *ringCore) route(m *wire.Message, from Key, hs ...handler) {
+	if m.Type == wire.TypeRingAck {
+		r.onAck(m)
+		return
+	}
+	for _, h := range hs {
+		if h.t == m.Type {
+			if r.receive(m, from) {
+				h.step(m)
+			}
+			return
+		}
+	}
+}
+
 // receive takes a hop of a message of the algorithm's own: its sender
 // and the nodes it names (a candidate, the entries of a list) are alive,
 // and it is acknowledged. It reports whether the algorithm handles it

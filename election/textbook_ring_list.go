@@ -65,18 +65,7 @@ func (r *ringList) elect() {
 }
 
 func (r *ringList) onMessage(m *wire.Message, from Key) {
-	switch m.Type {
-	case wire.TypeRingAck:
-		r.onAck(m)
-	case wire.TypeRingElection:
-		if r.receive(m, from) {
-			r.onElection(m)
-		}
-	case wire.TypeRingCoordinator:
-		if r.receive(m, from) {
-			r.onCoordinator(m)
-		}
-	}
+	r.route(m, from, handler{wire.TypeRingElection, r.onElection}, handler{wire.TypeRingCoordinator, r.onCoordinator})
 }
 
 // onElection is steps 3 and 4.
