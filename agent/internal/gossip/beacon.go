@@ -26,9 +26,10 @@ func AnswersBeacon(members int, draw func(int) int) bool {
 // members nodes (itself included): interval while it knows no peer; once
 // it has peers, interval times the number of members, but at least ten
 // times interval. The LAN as a whole then beacons about once per interval
-// (enough for two halves that started apart to find each other as soon
-// as before), and each agent receives as many beacons at 128 members as
-// at 10, instead of 12.8 a second (more than the leader's heartbeats).
+// (enough for two halves that started apart to find each other within
+// an interval), and each agent receives as many beacons at 128 members
+// as at 10, instead of 12.8 a second (more than the leader's heartbeats)
+// were every agent to beacon every interval.
 // The factor stops at MaxBeaconFactor, within the replay windows' memory.
 func BeaconEvery(interval time.Duration, members int) time.Duration {
 	if members <= 1 {

@@ -211,8 +211,9 @@ func (s *Supervisor) onExit(r *runState) {
 		s.failed(r, pid, ran)
 	}
 	// The state is published before the events, so that whoever acts on
-	// Finished reads "finished" (it used to read "stopped" until the loop
-	// settled: a race the race detector's slower pass showed).
+	// Finished reads "finished": published after them, it could read
+	// "stopped" until the loop settled (a race that the race detector's
+	// slower pass shows).
 	finished, state := r.finishedSet && !asked, "stopped"
 	if finished {
 		state = "finished"
