@@ -150,7 +150,6 @@ func (a *Agent) newLead() *lead.Lead {
 		CountHook: func(hook, outcome string) {
 			a.met.HookRuns.WithLabelValues(hook, outcome).Inc()
 		},
-		Rearm: a.rearmAux,
 	})
 }
 

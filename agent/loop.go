@@ -299,7 +299,7 @@ func (a *Agent) onPacket(p packet) {
 	wanted := a.lead.JobWanted()
 	a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
 	if claim {
-		a.staleClaim(&p.msg)
+		a.vips.StaleClaim(&p.msg)
 	}
 	if (p.msg.Type == wire.TypeCoordinator || p.msg.Type == wire.TypeHeartbeat) && p.msg.From != a.cfg.NodeID {
 		a.lead.HeardClaim(p.msg.From, wanted)

@@ -15,6 +15,9 @@ type loopHost struct{ a *Agent }
 func (h loopHost) Now() time.Duration { return h.a.now() }
 func (h loopHost) Log() *slog.Logger  { return h.a.log }
 
+// Rearm runs on the loop, as every method of a part does.
+func (h loopHost) Rearm() { h.a.rearmAux() }
+
 // MarkDirty runs on the loop, as every method of a part does.
 func (h loopHost) MarkDirty() { h.a.loop.dirty = true }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/lanleader/lanleader/agent/internal/vip"
 	"github.com/lanleader/lanleader/agent/part/vips"
 	"github.com/lanleader/lanleader/election"
-	"github.com/lanleader/lanleader/wire"
 )
 
 // The virtual addresses are a part (agent/part/vips: when they are taken,
@@ -56,10 +55,3 @@ func (a *Agent) updateVIPs() {
 
 // judgeProbes: the first election has settled as st says.
 func (a *Agent) judgeProbes(st election.Status) { a.vips.JudgeProbes(st, a.nameOf(st.Leader)) }
-
-// staleClaim: the part defers its burst; the aux timer wakes the loop
-// for it.
-func (a *Agent) staleClaim(m *wire.Message) {
-	a.vips.StaleClaim(m)
-	a.rearmAux()
-}

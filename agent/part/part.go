@@ -42,6 +42,11 @@ type Host interface {
 	MarkDirty()
 	// Log is the agent's logger, with its node attribute.
 	Log() *slog.Logger
+	// Rearm says the part's deadline (Next) moved outside Due, in one of
+	// its own methods the driver called: the driver asks every part's
+	// Next again and sets its timer to the earliest. After Due the driver
+	// does so by itself.
+	Rearm()
 }
 
 // View is what a part sees of the node after a change, as /status

@@ -64,7 +64,7 @@ func (p *Lead) JobEvent(ev proc.Event) {
 			"for", p.cfg.JobFailureWindow, "max_failures", p.cfg.JobMaxFailures)
 		p.d.ApplyPriority()
 		p.Resign("the job failed too often")
-		p.d.Rearm()
+		p.host.Rearm()
 	}
 }
 

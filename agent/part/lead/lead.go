@@ -92,8 +92,6 @@ type Driver struct {
 	ApplyStandby  func()
 	// CountHook counts a hook's run by its outcome.
 	CountHook func(hook, outcome string)
-	// Rearm sets the loop's auxiliary timer again: a deadline changed.
-	Rearm func()
 }
 
 // Lead is the part. Every method runs on the event loop.

@@ -110,7 +110,7 @@ func (p *Lead) beginTakeover(prev election.Status) {
 		p.takeoverUntil = now + wait
 		p.host.Log().Info("leading without a hand-over: the job starts after --takeover-wait, once the previous leader's job has surely stopped",
 			"takeover_wait", p.cfg.TakeoverWait, "wait", wait, "previous", p.formerLeader)
-		p.d.Rearm()
+		p.host.Rearm()
 	}
 }
 
@@ -145,7 +145,7 @@ func (p *Lead) waitForJobOf(id uint64, now time.Duration, msg string) bool {
 			// Its claims go on: so may its job (logged once).
 			p.jobWaitMax += max(now+wait-p.jobWaitUntil, 0)
 			p.jobWaitUntil = max(p.jobWaitUntil, now+wait)
-			p.d.Rearm()
+			p.host.Rearm()
 			return true
 		}
 		p.jobWaitMax = wait
@@ -153,7 +153,7 @@ func (p *Lead) waitForJobOf(id uint64, now time.Duration, msg string) bool {
 		p.jobWaitSync = now
 		p.host.Log().Info(msg, "previous", m.Name, "reported_running", m.Job, "at_most", wait)
 		p.syncWait(now)
-		p.d.Rearm()
+		p.host.Rearm()
 		return true
 	}
 	return false

@@ -15,6 +15,7 @@ type FakeHost struct {
 	now   time.Duration
 	posts []func()
 	dirty bool
+	rearm int
 	logs  bytes.Buffer
 	log   *slog.Logger
 }
@@ -65,6 +66,20 @@ func (h *FakeHost) RunPosts() int {
 		f()
 	}
 	return len(ps)
+}
+
+// Rearm counts the part's asks to set the timer again.
+func (h *FakeHost) Rearm() {
+	h.mu.Lock()
+	h.rearm++
+	h.mu.Unlock()
+}
+
+// Rearms is how many times the part asked to set the timer again.
+func (h *FakeHost) Rearms() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rearm
 }
 
 // MarkDirty sets the dirty flag.

@@ -43,7 +43,7 @@ func (v *VIPs) IsStaleClaim(m *wire.Message) bool {
 // draw the traffic away from it and back. So the burst waits two
 // heartbeats, by when a stale claimant that outranks this leader has
 // heard it and claimed, and goes only if this node still leads in the
-// same term (Due). The driver sets its timer to Next after it.
+// same term (Due).
 func (v *VIPs) StaleClaim(m *wire.Message) {
 	if !v.held || v.stalePending {
 		return
@@ -55,6 +55,7 @@ func (v *VIPs) StaleClaim(m *wire.Message) {
 	v.stalePending, v.staleDue, v.staleTerm = true, now+v.confirm, v.node.Status().Term
 	v.host.Log().Info("a stale leader claims: announcing the virtual addresses again if this node still leads", "from", m.From,
 		"type", m.Type.String(), "term", m.Term, "in", v.confirm)
+	v.host.Rearm()
 }
 
 // Next is when a stale claim's burst is due.

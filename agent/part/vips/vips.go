@@ -60,9 +60,8 @@ import (
 	"github.com/lanleader/lanleader/metrics"
 )
 
-// Holder holds the addresses: a *vip.Manager, or a test's fake. Its
-// Close may come twice (the agent's stop closes the part, then every
-// part), and the second does nothing.
+// Holder holds the addresses: a *vip.Manager, or a test's fake. Close
+// ends its goroutine and removes nothing.
 type Holder interface {
 	Acquire() error
 	Release() error

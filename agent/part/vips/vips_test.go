@@ -141,8 +141,8 @@ func TestStaleClaimBurst(t *testing.T) {
 	}
 	f.h.Set(time.Second)
 	f.v.StaleClaim(m)
-	if at, ok := f.v.Next(); !ok || at != time.Second+200*time.Millisecond {
-		t.Fatalf("next %v %v, want the burst two heartbeats on", at, ok)
+	if at, ok := f.v.Next(); !ok || at != time.Second+200*time.Millisecond || f.h.Rearms() != 1 {
+		t.Fatalf("next %v %v, timer set again %d times; want the burst two heartbeats on, the timer set once", at, ok, f.h.Rearms())
 	}
 	f.due(time.Second + 199*time.Millisecond)
 	if ops := f.take(); len(ops) != 0 {
