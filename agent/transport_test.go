@@ -20,6 +20,7 @@ import (
 	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/udp"
 	"github.com/lanleader/lanleader/election"
+	"github.com/lanleader/lanleader/internal/freeport"
 	"github.com/lanleader/lanleader/internal/waitfor"
 	"github.com/lanleader/lanleader/wire"
 )
@@ -145,25 +146,9 @@ func TestHostilePackets(t *testing.T) {
 	})
 }
 
-// freePort returns a port free for both TCP and UDP on 127.0.0.1.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		tl, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := tl.Addr().(*net.TCPAddr).Port
-		ul, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p})
-		tl.Close()
-		if err == nil {
-			ul.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
+// freePort returns a port free for both TCP and UDP on 127.0.0.1, never
+// one it returned before (two ports of one agent must differ).
+func freePort(t *testing.T) int { return freeport.Get(t) }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

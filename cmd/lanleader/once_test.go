@@ -4,20 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lanleader/lanleader/agent"
 	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/internal/freeport"
 	"github.com/lanleader/lanleader/internal/syncbuf"
 	"github.com/lanleader/lanleader/internal/waitfor"
 )
@@ -42,45 +41,9 @@ type onceAgent struct {
 	gossip string
 }
 
-// handedOut is every port freePort has returned in this test binary: the
-// kernel may give a port just closed to the next listener, and two ports
-// of one agent that came out equal made it refuse to start ("election-port
-// … is also the gossip port").
-var handedOut struct {
-	sync.Mutex
-	ports map[int]bool
-}
-
 // freePort is a port free for both TCP and UDP on 127.0.0.1, for a while,
 // and never one it returned before.
-func freePort(t *testing.T) int {
-	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		if handedOut.ports[p] {
-			l.Close()
-			continue
-		}
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", p))
-		l.Close()
-		if err == nil {
-			u.Close()
-			if handedOut.ports == nil {
-				handedOut.ports = map[int]bool{}
-			}
-			handedOut.ports[p] = true
-			return p
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
+func freePort(t *testing.T) int { return freeport.Get(t) }
 
 // startOnce starts `lanleader run --once` as node id with its own ports,
 // joining join (if any), with extra flags and the command line.
