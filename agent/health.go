@@ -103,12 +103,9 @@ func (a *Agent) watchLinks(electionDev string) error {
 }
 
 // onLinks reads the links part's news (its watch reported, or the loop
-// starts) and arms the aux timer for the listen that follows a carrier
-// back.
-func (a *Agent) onLinks() {
-	a.links.Update()
-	a.rearmAux()
-}
+// starts); the part arms the aux timer for the listen that follows a
+// carrier back.
+func (a *Agent) onLinks() { a.links.Update() }
 
 // The health checks are a part (agent/part/checks); here is what the
 // driver does with them: the first results before anything opens (the

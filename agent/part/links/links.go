@@ -165,6 +165,7 @@ func (k *Links) Update() {
 	}
 	if changed {
 		k.host.MarkDirty()
+		k.host.Rearm() // the listen's deadline came or went
 		k.onChange()
 	}
 }

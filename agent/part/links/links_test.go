@@ -76,8 +76,9 @@ func TestCarrierLostThenBack(t *testing.T) {
 	f.w.report("eth0", true)
 	f.k.Update()
 	at, ok := f.k.Next()
-	if f.changes != 2 || f.k.CarrierLost() || !ok || at != time.Second+300*ms || !strings.Contains(f.k.Reason(), "listening for the leader") {
-		t.Fatalf("back: %d changes, lost %v, next %v %v, reason %q", f.changes, f.k.CarrierLost(), at, ok, f.k.Reason())
+	if f.changes != 2 || f.k.CarrierLost() || !ok || at != time.Second+300*ms || !strings.Contains(f.k.Reason(), "listening for the leader") || f.h.Rearms() != 2 {
+		t.Fatalf("back: %d changes, lost %v, next %v %v, reason %q, timer set again %d times (want 2: lost, back)",
+			f.changes, f.k.CarrierLost(), at, ok, f.k.Reason(), f.h.Rearms())
 	}
 	f.k.Changed(&part.View{LeaderName: "db-2"})
 	part.RunDue([]part.Part{f.k}, time.Second+299*ms)
