@@ -13,7 +13,7 @@ import (
 // entries; only member-down removes it). suspectLeader only adds an entry if
 // none exists, so every later suspicion of that node is NOT recorded: the
 // crashed leader is awaited again (ELECTION + T) instead of being left out,
-// contrary to README's first "Hardening" bullet.
+// contrary to "The suspect is skipped" in docs/design/election.md.
 func TestExpiredResignExclusionBlocksLaterSuspicion(t *testing.T) {
 	n := followerOf(t, key(2), keys(1, 3), key(3), 1)
 	n.step(290*ms, heartbeat(3, 1))

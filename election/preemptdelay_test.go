@@ -74,11 +74,11 @@ func TestNoPreemptNodeAbandonsElectionItAnswered(t *testing.T) {
 // false during PreemptDelay after start. A leader that came up alone and
 // leads within its PreemptDelay steps down on a smaller node's later-term
 // claim (ActFollow: the job stops) and takes over again when the delay
-// ends (ActBecomeLeader: the job starts again). README: "a preempting
-// leader that hears a smaller node claim a later term re-asserts under a
-// fresh term without stepping down". Fix: in the leader branch test
-// Preempt && from.Less(self) && !conflict, not mayPreempt (the delay is
-// about taking over, not about keeping).
+// ends (ActBecomeLeader: the job starts again). docs/design/election.md:
+// "a preempting leader that hears a smaller node claim a later term
+// re-asserts under a fresh term without stepping down". Fix: in the
+// leader branch test Preempt && from.Less(self) && !conflict, not
+// mayPreempt (the delay is about taking over, not about keeping).
 func TestLeaderWithinPreemptDelayStepsDown(t *testing.T) {
 	n := newNode(t, key(3), keys(1, 2), preemptDelay(2*time.Second))
 	n.step(0, evStart)

@@ -27,10 +27,11 @@ func TestLeaderFlapsOnSmallerHigherTermClaim(t *testing.T) {
 
 // Status().LeaderKey and the key used for the per-term rule
 // (termLeaderKey) must not diverge when EvMemberUp changes the leader's
-// key. Here the follower shows leader 5 with key 150/5 for term 7, then accepts a claim
-// for the same term 7 from the smaller key 120/3, which README's
-// "never recognises two leaders of one term unless the second has the larger
-// key" (and sim's Checker, which reads Status().LeaderKey) forbids.
+// key. Here the follower shows leader 5 with key 150/5 for term 7, then
+// accepts a claim for the same term 7 from the smaller key 120/3, which
+// docs/design/election.md's "never recognises two leaders of one term
+// unless the second has the larger key" (and sim's Checker, which reads
+// Status().LeaderKey) forbids.
 func TestMemberUpKeyNotUsedForTermRule(t *testing.T) {
 	l := Key{Priority: 100, ID: 5}
 	m := Key{Priority: 120, ID: 3}

@@ -282,9 +282,10 @@ Where the measured counts depart from the textbooks':
   is one packet whatever its count; only the ANSWERs are one packet each.
   When every node notices, bully is O(n²) messages (every node elects);
   the O(n) election the agent runs (last column: rank deferral, one
-  multicast ANSWER for all; README) costs one COORDINATOR packet, n-1
-  messages, as the best case does (the confirmations before the
-  suspicion, PROBE and VOUCH, are not counted here: bench/msgcount does);
+  multicast ANSWER for all; docs/design/election.md) costs one
+  COORDINATOR packet, n-1 messages, as the best case does (the
+  confirmations before the suspicion, PROBE and VOUCH, are not counted
+  here: bench/msgcount does);
   the ring family stays O(n) (ring, Chang-Roberts sorted by key) or
   O(n log n) (Hirschberg-Sinclair), but each of its messages is a unicast
   hop, and its elections take a hop time per node instead of one T.

@@ -81,8 +81,8 @@ the last node following the new leader; in the worst case it includes T
 (the answer timeout), waited by the second-highest node for the dead
 coordinator's ANSWER.
 
-After the |: the O(n) election the agent runs (README, "Elections in O(n)
-packets"): messages and multicast packets of ELECTION, ANSWER and
+After the |: the O(n) election the agent runs (docs/design/election.md,
+"Elections in O(n) packets"): messages and multicast packets of ELECTION, ANSWER and
 COORDINATOR; confirm pkts: the PROBE and VOUCH packets of the
 confirmations that come before the suspicion (the stability hardening:
 probe rounds of every node that suspects); time as above. Best and worst

@@ -11,17 +11,21 @@ import (
 	"time"
 )
 
-// The README's table of defaults is the user's documentation of
+// designDoc is the contributors' document of the election, whose table
+// of defaults documents DefaultConfig.
+const designDoc = "../docs/design/election.md"
+
+// The design document's table of defaults is the documentation of
 // DefaultConfig: every row must name a Config field and give its value,
 // and every default must have a row.
-func TestReadmeDefaultsMatchDefaultConfig(t *testing.T) {
-	text, err := os.ReadFile("../README.md")
+func TestDesignDocDefaultsMatchDefaultConfig(t *testing.T) {
+	text, err := os.ReadFile(designDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(text), "### Defaults (`election.DefaultConfig`)")
+	_, table, ok := strings.Cut(string(text), "## Defaults (`election.DefaultConfig`)")
 	if !ok {
-		t.Fatal("README has no defaults section")
+		t.Fatalf("%s has no section \"## Defaults (`election.DefaultConfig`)\"", designDoc)
 	}
 	start := strings.Index(table, "|")
 	if end := strings.Index(table[start:], "\n\n"); start >= 0 && end > 0 {
@@ -35,7 +39,7 @@ func TestReadmeDefaultsMatchDefaultConfig(t *testing.T) {
 		name, cell := m[1], strings.TrimSpace(m[2])
 		f := cfg.FieldByName(name)
 		if !f.IsValid() {
-			t.Errorf("README row %q names no Config field", name)
+			t.Errorf("%s: row %q names no Config field", designDoc, name)
 			continue
 		}
 		seen[name] = true
@@ -52,17 +56,17 @@ func TestReadmeDefaultsMatchDefaultConfig(t *testing.T) {
 				doc = time.Duration(0).String()
 			}
 			if doc != v.String() {
-				t.Errorf("README says %s = %q, DefaultConfig has %v", name, cell, v)
+				t.Errorf("%s says %s = %q, DefaultConfig has %v", designDoc, name, cell, v)
 			}
 		default:
 			if got := fmt.Sprint(v); !strings.HasPrefix(cell, got) {
-				t.Errorf("README says %s = %q, DefaultConfig has %v", name, cell, got)
+				t.Errorf("%s says %s = %q, DefaultConfig has %v", designDoc, name, cell, got)
 			}
 		}
 	}
 	for _, name := range []string{"Priority", "HeartbeatInterval", "SuspectAfter", "AnswerTimeout", "CoordinatorTimeout", "StartupWait", "Preempt", "PreemptDelay", "ResignHoldoff", "ConfirmTimeout"} {
 		if !seen[name] {
-			t.Errorf("README's defaults table has no row for %s", name)
+			t.Errorf("%s: the defaults table has no row for %s", designDoc, name)
 		}
 	}
 }
