@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/lanleader/lanleader/agent"
+	"github.com/lanleader/lanleader/wire"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -88,6 +89,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// versionString is the line of 'lanleader version': the version, the
+// commit when known, the Go release, and last "wire N", the election
+// protocol's version (wire.Version): agents of different wire versions
+// do not understand each other. The package's postinst reads that last
+// field of the running agent's binary and of the new one, and restarts
+// the agent on an upgrade only when they are the same.
 func versionString() string {
 	v := version
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -96,7 +103,7 @@ func versionString() string {
 				v += " (" + s.Value[:12] + ")"
 			}
 		}
-		return fmt.Sprintf("lanleader %s %s", v, bi.GoVersion)
+		v += " " + bi.GoVersion
 	}
-	return "lanleader " + v
+	return fmt.Sprintf("lanleader %s wire %d", v, wire.Version)
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lanleader/lanleader/wire"
 )
 
 func runCmd(args ...string) (int, string, string) {
@@ -63,10 +66,14 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// The version line ends with the election protocol's version, which the
+// package's postinst compares before it restarts an agent on an upgrade
+// (packaging/postinst.sh takes the field after the last " wire ").
 func TestVersion(t *testing.T) {
 	code, out, _ := runCmd("version")
-	if code != 0 || !strings.HasPrefix(out, "lanleader dev") {
-		t.Fatalf("exit %d, %q", code, out)
+	want := regexp.MustCompile(`^lanleader dev( \([0-9a-f]{12}\))? go\S+ wire ` + strconv.Itoa(int(wire.Version)) + "\n$")
+	if code != 0 || !want.MatchString(out) {
+		t.Fatalf("exit %d, %q; want a match of %s", code, out, want)
 	}
 }
 
