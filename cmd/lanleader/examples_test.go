@@ -142,3 +142,64 @@ func TestShippedConfigComments(t *testing.T) {
 			cfg.Priority, cfg.NodeID, cfg.Quorum, cfg.Role, cfg.Lease, cfg.Checks, cfg.VIPs, cfg.Job)
 	}
 }
+
+// TestExamples: each file of examples/ is a valid config, as
+// check-config reads it, and sets what its comments promise; every
+// address in it is a documentation address (192.0.2.0/24).
+func TestExamples(t *testing.T) {
+	checks := map[string]func(c agent.Config) bool{
+		"vip-pair.yaml": func(c agent.Config) bool {
+			return c.Priority == 150 && len(c.VIPs) == 1 && c.VIPs[0].Prefix.String() == "192.0.2.100/24" && c.Preempt &&
+				len(c.Checks) == 1 && c.Checks[0].Weight == 100 && c.Checks[0].Fall == 3
+		},
+		"two-plus-witness/candidate.yaml": func(c agent.Config) bool {
+			return c.Quorum == 3 && c.Role == "candidate" && c.StateFile != "" && c.Key != nil && len(c.Job) == 3
+		},
+		"two-plus-witness/witness.yaml": func(c agent.Config) bool {
+			return c.Quorum == 3 && c.Role == "witness" && c.StateFile != "" && c.Key != nil && len(c.Job) == 0
+		},
+		"cron-once.yaml": func(c agent.Config) bool {
+			return c.JobMode == config.JobModeOnce && c.Cluster == "nightly" && slices.Equal(c.Job[:2], []string{"/bin/sh", "-c"})
+		},
+	}
+	var found []string
+	err := filepath.WalkDir("../../examples", func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel("../../examples", path)
+			found = append(found, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(found)
+	for name, check := range checks {
+		if !slices.Contains(found, name) {
+			t.Errorf("examples/%s is missing", name)
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("../../examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := loadConfigText(t, string(b))
+		if err != nil {
+			t.Errorf("examples/%s: %v", name, err)
+			continue
+		}
+		if !check(cfg) {
+			t.Errorf("examples/%s does not set what it says: %+v", name, cfg)
+		}
+		for _, a := range regexp.MustCompile(`\b\d+\.\d+\.\d+\.\d+\b`).FindAllString(string(b), -1) {
+			if !strings.HasPrefix(a, "192.0.2.") && !strings.HasPrefix(a, "127.") {
+				t.Errorf("examples/%s has the address %s: use 192.0.2.0/24", name, a)
+			}
+		}
+	}
+	for _, f := range found {
+		if _, ok := checks[f]; !ok {
+			t.Errorf("examples/%s is not checked here", f)
+		}
+	}
+}
