@@ -31,13 +31,15 @@ go mod download
 # Debian packages the tests use: iproute2 (ip) and nftables (nft) for e2e/'s
 # network namespaces and faults, keepalived for the VIP harness's reference
 # (e2e/vip_test.go), prometheus (the server and promtool) for the metric
-# lint, the alert rule tests and the scrape test. Installed once, as root;
+# lint, the alert rule tests and the scrape test, mandoc for the man pages'
+# lint (cmd/lanleader, agent/config). Installed once, as root;
 # a suite whose tool is missing skips and says so.
 need=()
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v keepalived >/dev/null 2>&1 || [ -x /usr/sbin/keepalived ] || need+=(keepalived)
+command -v mandoc >/dev/null 2>&1 || need+=(mandoc)
 # packaging/systemdtest (unless LANLEADER_SYSTEMD=0): debootstrap makes
 # its Debian root, systemd-nspawn (systemd-container) boots it.
 if [ "${LANLEADER_SYSTEMD:-}" != 0 ]; then

@@ -8,9 +8,9 @@
 # The package holds /usr/bin/lanleader (static, -trimpath), the systemd
 # unit and its drop-ins for virtual addresses, a forked JIT job and --realtime
 # (none enabled), the example config /etc/lanleader/lanleader.yaml and
-# /etc/default/lanleader (both conffiles), the man page lanleader(8), made
-# here from the program's own help texts, and the README. It prints the
-# path of the package.
+# /etc/default/lanleader (both conffiles), the man pages lanleader(8) and
+# lanleader.yaml(5) from man/, and the README. It prints the path of the
+# package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NFPM=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.43.0
@@ -39,22 +39,11 @@ export LANLEADER_VERSION="$version" GOARCH="${GOARCH:-$(go env GOARCH)}"
 
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$STAGE/lanleader" ./cmd/lanleader
 
-# lanleader(8): the help texts, preformatted. roff: a backslash is \e, and
-# a line may not start with . or '.
-roff() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
-{
-	printf '.TH LANLEADER 8 "" "lanleader %s" "System Administration"\n' "$version"
-	printf '.SH NAME\nlanleader \\- keeps one host of the LAN the leader and runs its job there\n'
-	printf '.SH SYNOPSIS\n.nf\n'
-	"$STAGE/lanleader" help | roff
-	printf '.fi\n'
-	for cmd in run check-config status resign exec-if-leader; do
-		printf '.SH "LANLEADER %s"\n.nf\n' "$(echo "$cmd" | tr a-z A-Z)"
-		"$STAGE/lanleader" "$cmd" -h | roff
-		printf '.fi\n'
-	done
-	printf '.SH FILES\n.nf\n/etc/lanleader/lanleader.yaml\n/etc/default/lanleader\n/lib/systemd/system/lanleader.service\n.fi\n'
-} | gzip -9n >"$STAGE/lanleader.8.gz"
+# The man pages lanleader(8) and lanleader.yaml(5), as committed under man/
+# (written from the program's help and settings table; a test keeps them
+# current).
+gzip -9nc man/lanleader.8 >"$STAGE/lanleader.8.gz"
+gzip -9nc man/lanleader.yaml.5 >"$STAGE/lanleader.yaml.5.gz"
 
 out="dist/lanleader_${version}_${GOARCH}.deb"
 rm -f "$out"

@@ -26,6 +26,7 @@ var wantFiles = map[string]string{
 	"./etc/lanleader/lanleader.yaml":                      "-rw-r--r--",
 	"./etc/default/lanleader":                             "-rw-r--r--",
 	"./usr/share/man/man8/lanleader.8.gz":                 "-rw-r--r--",
+	"./usr/share/man/man5/lanleader.yaml.5.gz":            "-rw-r--r--",
 	"./usr/share/doc/lanleader/README.md":                 "-rw-r--r--",
 	"./usr/share/lanleader/lanleader-job.conf":            "-rw-r--r--",
 	"./usr/share/lanleader/lanleader-realtime.conf":       "-rw-r--r--",
@@ -34,8 +35,8 @@ var wantFiles = map[string]string{
 // TestDeb builds the package with the one command, ./packaging/deb.sh,
 // and inspects it: dpkg-deb -c lists exactly the files above (root-owned,
 // with their modes), dpkg-deb -I has the control fields and the two
-// conffiles, the extracted binary says its version, the man page is roff
-// with every command's help, and the unit passes systemd-analyze verify
+// conffiles, the extracted binary says its version, the man pages are
+// man/'s, of man(7) macros, and the unit passes systemd-analyze verify
 // (with ExecStart pointed at the extracted binary) and rates 2.0 or
 // better in systemd-analyze security --offline=true, with the drop-in
 // for --vip too, which grants CAP_NET_ADMIN and CAP_NET_RAW and no other,
@@ -101,26 +102,35 @@ func TestDeb(t *testing.T) {
 	// print the help, start nothing).
 	cmdtest.Run(t, "", nil, bin, "run", "--config", filepath.Join(root, "etc/lanleader/lanleader.yaml"), "-h")
 
-	f, err := os.Open(filepath.Join(root, "usr/share/man/man8/lanleader.8.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	man, _ := io.ReadAll(zr)
-	for _, want := range []string{".TH LANLEADER 8", `.SH "LANLEADER RUN"`, `.SH "LANLEADER RESIGN"`, "--job-grace DURATION"} {
-		if !bytes.Contains(man, []byte(want)) {
-			t.Errorf("the man page lacks %q", want)
+	// The man pages are man/'s, gzipped: man(7) macros, with each
+	// command and the settings.
+	for page, want := range map[string][]string{
+		"man8/lanleader.8":      {".TH LANLEADER 8 ", `.SS "lanleader run"`, `.SS "lanleader resign"`, ".SH \"EXIT STATUS\"\n", `\fB\-\-job\-grace\fR \fIDURATION\fR`},
+		"man5/lanleader.yaml.5": {".TH LANLEADER.YAML 5 ", ".SH KEYS\n", `\fBjob_grace:\fR \fIDURATION\fR`, ".BR lanleader (8)"},
+	} {
+		man := gunzip(t, filepath.Join(root, "usr/share/man", page+".gz"))
+		committed, err := os.ReadFile(filepath.Join("../man", filepath.Base(page)))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// Only our requests start a line with . or ': the help texts' lines
-	// that do are escaped.
-	for _, line := range strings.Split(string(man), "\n") {
-		if (strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'")) && !regexp.MustCompile(`^\.(TH|SH|nf|fi)( |$)`).MatchString(line) {
-			t.Errorf("the man page has a text line that roff takes for a request: %q", line)
+		if !bytes.Equal(man, committed) {
+			t.Errorf("the package's %s is not man/%s", page, filepath.Base(page))
+		}
+		for _, w := range want {
+			if !bytes.Contains(man, []byte(w)) {
+				t.Errorf("%s lacks %q", page, w)
+			}
+		}
+		// A line that begins with . or ' is a request: one of the man(7)
+		// macros the pages use, never a line of text that roff would take
+		// for one; and no blank line (a fault in filled text).
+		for i, line := range strings.Split(strings.TrimSuffix(string(man), "\n"), "\n") {
+			if (strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'")) && !manMacro.MatchString(line) {
+				t.Errorf("%s:%d: a line that roff takes for a request: %q", page, i+1, line)
+			}
+			if strings.TrimSpace(line) == "" {
+				t.Errorf("%s:%d: a blank line", page, i+1)
+			}
 		}
 	}
 
@@ -230,6 +240,28 @@ func TestDeb(t *testing.T) {
 			t.Errorf("exposure with %s %.1f, want at most 2.0 and no less than without (%.1f)", d.file, s, score)
 		}
 	}
+}
+
+// manMacro is a line of one of the man(7) macros the pages use.
+var manMacro = regexp.MustCompile(`^\.(TH|SH|SS|TP|PP|IP|RS|RE|EX|EE|br|B|BR|I|IR|RB)( |$)`)
+
+// gunzip is the content of the gzipped file at path.
+func gunzip(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // exposure is systemd-analyze security --offline=true's overall exposure

@@ -32,13 +32,30 @@ prints every event. The exit status is 1 if an invariant broke.
 Flags:
 `
 
-func runSim(args []string, stdout, stderr io.Writer) int {
+// simOptions are the flags of `lanleader sim`.
+type simOptions struct {
+	nodes     *int
+	algorithm *string
+	seed      *uint64
+	trace     *bool
+}
+
+// newSimFlags is the FlagSet of `lanleader sim`, writing to out; its
+// PrintDefaults is the flags' part of -h (and of the man page).
+func newSimFlags(out io.Writer) (*flag.FlagSet, simOptions) {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	nodes := fs.Int("nodes", 5, "number of nodes of the scripted story (3 to 64)")
-	algorithm := fs.String("algorithm", election.AlgorithmBully, "the election `algorithm`: "+strings.Join(election.Algorithms, ", "))
-	seed := fs.Uint64("seed", 0, "play random fault schedule `S` instead of the story")
-	trace := fs.Bool("trace", false, "with -seed: print every event of the run")
+	fs.SetOutput(out)
+	return fs, simOptions{
+		nodes:     fs.Int("nodes", 5, "number of nodes of the scripted story (3 to 64)"),
+		algorithm: fs.String("algorithm", election.AlgorithmBully, "the election `algorithm`: "+strings.Join(election.Algorithms, ", ")),
+		seed:      fs.Uint64("seed", 0, "play random fault schedule `S` instead of the story"),
+		trace:     fs.Bool("trace", false, "with -seed: print every event of the run"),
+	}
+}
+
+func runSim(args []string, stdout, stderr io.Writer) int {
+	fs, o := newSimFlags(stderr)
+	nodes, algorithm, seed, trace := o.nodes, o.algorithm, o.seed, o.trace
 	fs.Usage = func() { fmt.Fprint(stderr, simUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
