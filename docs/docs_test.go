@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -241,38 +242,44 @@ type link struct {
 // and those in code.
 func relativeLinks(page string) []link {
 	var out []link
-	for i, l := range prose(page, true) {
-		var targets []string
-		for _, m := range mdLink.FindAllStringSubmatch(l, -1) {
-			targets = append(targets, m[2])
-		}
-		if m := refDefinition.FindStringSubmatch(l); m != nil {
-			targets = append(targets, m[1])
-		}
-		for _, target := range targets {
-			target = strings.TrimSpace(target)
-			if t, _, ok := strings.Cut(target, " "); ok {
-				target = t // [x](path "title")
-			}
-			target = strings.Trim(target, "<>")
-			if scheme.MatchString(target) {
-				continue
-			}
-			path, frag, _ := strings.Cut(target, "#")
-			if p, err := url.PathUnescape(path); err == nil {
-				path = p
-			}
-			if f, err := url.PathUnescape(frag); err == nil {
-				frag = f
-			}
-			out = append(out, link{line: i + 1, target: path, frag: frag})
-		}
+	text := strings.Join(prose(page, true), "\n")
+	lineOf := func(offset int) int { return strings.Count(text[:offset], "\n") + 1 }
+	type found struct {
+		offset int
+		target string
 	}
+	var targets []found
+	// A link's text may run over lines.
+	for _, m := range mdLink.FindAllStringSubmatchIndex(text, -1) {
+		targets = append(targets, found{m[0], text[m[4]:m[5]]})
+	}
+	for _, m := range refDefinition.FindAllStringSubmatchIndex(text, -1) {
+		targets = append(targets, found{m[0], text[m[2]:m[3]]})
+	}
+	for _, f := range targets {
+		target := strings.TrimSpace(f.target)
+		if t, _, ok := strings.Cut(target, " "); ok {
+			target = t // [x](path "title")
+		}
+		target = strings.Trim(target, "<>")
+		if scheme.MatchString(target) {
+			continue
+		}
+		path, frag, _ := strings.Cut(target, "#")
+		if p, err := url.PathUnescape(path); err == nil {
+			path = p
+		}
+		if f, err := url.PathUnescape(frag); err == nil {
+			frag = f
+		}
+		out = append(out, link{line: lineOf(f.offset), target: path, frag: frag})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].line < out[j].line })
 	return out
 }
 
 var (
-	refDefinition = regexp.MustCompile(`^ {0,3}\[[^\]]+\]:\s*(\S+)`)
+	refDefinition = regexp.MustCompile(`(?m)^ {0,3}\[[^\]]+\]:\s*(\S+)`)
 	scheme        = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 )
 
@@ -308,13 +315,13 @@ func TestLinksResolve(t *testing.T) {
 }
 
 func TestRelativeLinks(t *testing.T) {
-	page := "See [a](a.md#x-y), [b](https://example.com/b), [`c`](#c) and ![d](img/d.png \"D\").\n" +
+	page := "See [a](a.md#x-y), [b](https://example.com/b), [`c`](#c) and ![d](img/d.png \"D\"), [two\nlines](two.md#l).\n" +
 		"`[e](e.md)` in code\n```\n[f](f.md)\n```\n[g]: g.md#h\n[mail](mailto:x@example.com)\n"
 	var got []string
 	for _, l := range relativeLinks(page) {
 		got = append(got, strconv.Itoa(l.line)+":"+l.target+"#"+l.frag)
 	}
-	want := "1:a.md#x-y 1:#c 1:img/d.png# 6:g.md#h"
+	want := "1:a.md#x-y 1:#c 1:img/d.png# 1:two.md#l 7:g.md#h"
 	if strings.Join(got, " ") != want {
 		t.Errorf("relativeLinks = %q, want %q", strings.Join(got, " "), want)
 	}
