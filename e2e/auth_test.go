@@ -445,8 +445,8 @@ func TestAuthFlood(t *testing.T) {
 	// CI floods at 20,000 (unicast) and 5,000 (multicast) packets/s: on a
 	// 2-vCPU machine that also carries the attacker and every host, the
 	// full rates leave too little CPU for the assertion that no heartbeat
-	// is late to hold every time. LANLEADER_FLOOD=full measures the
-	// README's figures at 50,000 and 10,000.
+	// is late to hold every time. LANLEADER_FLOOD=full floods at 50,000
+	// and 10,000.
 	unicastRate, multicastRate := 20_000, 5_000
 	if os.Getenv("LANLEADER_FLOOD") == "full" {
 		unicastRate, multicastRate = 50_000, 10_000

@@ -271,8 +271,8 @@ func quorumSchedules() []fault {
 	}, {
 		// host-5 cannot hear the acknowledgements of its claims: its
 		// lease runs out and it steps down; hearing no majority's
-		// pre-vote, it claims nothing more (README, "A leader that stays
-		// put"), its heartbeats stop, and the others elect among
+		// pre-vote, it claims nothing more (docs/quorum.md, "What it
+		// costs"), its heartbeats stop, and the others elect among
 		// themselves. It shows no leader while it cannot hear.
 		name:  "one-way: leader's incoming packets cut",
 		start: func(q *quorumLAN, t *testing.T) { q.Cut(t, others, []int{4}) },

@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// A leader that stays put, on real hosts (README, "A leader that stays
-// put"): 5 hosts with the defaults, each running a job that appends a line
-// to a shared file when it starts.
+// A leader that stays put, on real hosts (docs/design/election.md): 5
+// hosts with the defaults, each running a job that appends a line to a
+// shared file when it starts.
 //
 //   - Loss: 20 % and 30 % random loss on every host's input (nftables
 //     numgen random) for lossFor, textbook and --quorum 5. Asserted: no
@@ -28,7 +28,7 @@ import (
 //     figure is logged; about 0.7 s), and the deaf host does not lead again
 //     while the cut lasts.
 //
-// Each subtest logs "figure:" lines that the README quotes.
+// Each subtest logs "figure:" lines that docs/design/election.md quotes.
 
 const (
 	// lossFor: how long the loss lasts (the issue's 30 s);

@@ -31,8 +31,8 @@ func (j *jobLAN) faultStatus(i int) (faultStatus, error) {
 	return s, err
 }
 
-// TestDrainWithTrackFile: the README's drain procedure on three hosts,
-// each with --track-file DIR/maint-N/drain (the directory missing at
+// TestDrainWithTrackFile: the drain procedure of docs/job.md on three
+// hosts, each with --track-file DIR/maint-N/drain (the directory missing at
 // first: an absent file). The file touched on the leader (host-3, the
 // largest key, preemption on): it resigns, host-2 leads and runs the job;
 // host-3, even restarted while drained, follows host-2 and never leads,

@@ -5,11 +5,11 @@
 // # Names are the interface
 //
 // Metric names, label names and label values are part of lanleader's
-// interface (the README lists them): dashboards and alerts are
+// interface (docs/monitoring.md lists them): dashboards and alerts are
 // written against them. They are declared once, in metrics.go, and every
 // metric is built from those declarations; [Describe] lists them in a fixed
-// order for the README table and its test. Renaming one is a breaking
-// change. The label values of every vector are fixed lists ([States],
+// order for the table of docs/monitoring.md and its test. Renaming one is a
+// breaking change. The label values of every vector are fixed lists ([States],
 // [MemberStatuses], [DropReasons], [ElectionResults], [MessageTypes]) and
 // [New] creates every series at 0, so a rate() or an absent() alert works
 // from the first scrape.

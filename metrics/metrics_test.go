@@ -182,7 +182,7 @@ func TestViewCalledOncePerScrapeNotAtNew(t *testing.T) {
 func TestMessageTypesAreWireNames(t *testing.T) {
 	// The label values are part of the interface. wire's enum is
 	// append-only, so a new message type adds a value at the end: update
-	// this list (and the README) when it does.
+	// this list (and docs/monitoring.md) when it does.
 	want := []string{"ELECTION", "ANSWER", "COORDINATOR", "HEARTBEAT", "HEARTBEAT_ACK",
 		"RESIGN", "DISCOVER", "RING_ELECTION", "RING_COORDINATOR", "RING_ACK",
 		"CR_ELECTION", "CR_ELECTED", "HS_PROBE", "HS_REPLY", "PROBE", "VOUCH"}

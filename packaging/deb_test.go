@@ -141,7 +141,7 @@ func TestDeb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What the unit promises in its comments and the README.
+	// What the unit promises in its comments and docs/install.md.
 	for _, want := range []string{
 		"ExecReload=/bin/kill -HUP $MAINPID\n", "RestartPreventExitStatus=2\n", "Restart=on-failure\n",
 		"WatchdogSec=10s\n", "TimeoutAbortSec=10s\n", "OOMScoreAdjust=-500\n", "RuntimeDirectory=lanleader\n",

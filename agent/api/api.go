@@ -14,7 +14,7 @@ import (
 )
 
 // Status is the /status document. The fields of the contract (name …
-// members, as in the README) stay; fields may be added after them.
+// members, as in docs/commands.md) stay; fields may be added after them.
 type Status struct {
 	Name       string   `json:"name"`
 	NodeID     uint64   `json:"node_id"`
