@@ -69,6 +69,9 @@ type loopState struct {
 	// tooManyVoters: more voters are alive than --quorum counts (warned
 	// once until it is no longer so).
 	tooManyVoters bool
+	// majority: whether this quorum node waits for a majority, as last
+	// logged (majority.go).
+	majority majorityWait
 }
 
 // run is the event loop: the only goroutine that touches the machine.
