@@ -69,6 +69,9 @@ type loopState struct {
 	// tooManyVoters: more voters are alive than --quorum counts (warned
 	// once until it is no longer so).
 	tooManyVoters bool
+	// majority: whether this quorum node waits for a majority, as last
+	// logged (majority.go).
+	majority majorityWait
 }
 
 // run is the event loop: the only goroutine that touches the machine.
@@ -293,6 +296,9 @@ func (a *Agent) onPacket(p packet) {
 	if p.msg.From == l.prev.Leader {
 		l.heardFrom, l.heardAt = p.msg.From, p.at
 	}
+	// Another node that leads: an address found on another host at the
+	// start was presumably its (agent/part/vips).
+	a.vips.HeardLeader(&p.msg)
 	// A stale leader's claim heard while this one holds the addresses:
 	// announce them again once the machine has seen it (agent/part/vips).
 	claim := a.vips.Held() && a.vips.IsStaleClaim(&p.msg)

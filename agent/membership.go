@@ -350,6 +350,7 @@ func (a *Agent) housekeep() {
 	if !l.leaving {
 		a.beacon(now)
 	}
+	a.noteMajority(now) // its reminder, while nothing changes
 }
 
 // beacon multicasts a DISCOVER with this node's memberlist address, as

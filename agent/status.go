@@ -65,6 +65,7 @@ func (a *Agent) publish() {
 	}
 	slices.SortFunc(s.Members, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
 	a.checkVoters(roles)
+	a.noteMajority(a.now())
 	s.BasePriority = a.cfg.Priority
 	s.Quorum, s.VotedTerm = a.cfg.Quorum, st.VotedTerm
 	var checks []metrics.Check

@@ -565,3 +565,28 @@ func TestVIPQuorumReleaseWithinLease(t *testing.T) {
 		return index(rec.all(), index(rec.all(), 0, "node-3", "release"), "node-3", "acquire") < 0, fmt.Sprintf("calls %v", rec)
 	})
 }
+
+// A preemption is no conflict: node-2, larger, starts while node-1 leads
+// and holds the address (it answers node-2's probe), and takes over. The
+// answer was the previous leader's: logged at info, not counted.
+func TestVIPPreemptionIsNoConflict(t *testing.T) {
+	s := newAgentSet(t)
+	rec := &vipRecord{}
+	f1, f2 := &fakeVIPs{rec: rec}, &fakeVIPs{rec: rec}
+	a1 := startVIPAgent(t, s, 0, vipConfig("node-1", 1, false), f1)
+	waitState(t, a1, "leader")
+	c2 := vipConfig("node-2", 2, false)
+	c2.Join = []string{a1.GossipAddr().String()}
+	f2.answer = net.HardwareAddr{0x02, 0, 0, 0, 0, 1} // node-1's host
+	a2 := startVIPAgent(t, s, 1, c2, f2)
+	waitFor(t, "node-2 takes over", electBound, func() (bool, string) {
+		return a2.Status().State == "leader" && a1.Status().LeaderID == 2, fmt.Sprintf("node-2 %s, node-1 follows %d", a2.Status().State, a1.Status().LeaderID)
+	})
+	const want = "presumably the previous leader's, which this node took over from"
+	waitFor(t, "the answer judged", electBound, func() (bool, string) {
+		return strings.Contains(s.logs.String(), want), "no line " + want
+	})
+	if n := testutil.ToFloat64(a2.met.VIPConflicts.WithLabelValues("198.18.0.100/24")); n != 0 || strings.Contains(s.logs.String(), "the addresses conflict") {
+		t.Errorf("a preemption counted %v conflicts, or logged one", n)
+	}
+}

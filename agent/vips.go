@@ -33,6 +33,7 @@ func (a *Agent) newVIPs(h loopHost, drv *vips.Driver) *vips.VIPs {
 				a.procs.sup.SetVIPs(addrs)
 			}
 		},
+		Name: a.nameOf,
 	})
 }
 

@@ -76,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCheckConfig(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
+	case "demo-job": // the demo's agents' job (demojob.go), not for users
+		return runDemoJob(args[1:], stdout, stderr)
 	case "sim":
 		return runSim(args[1:], stdout, stderr)
 	case "version", "--version", "-version":

@@ -100,3 +100,37 @@ func TestLogWriterKeyHint(t *testing.T) {
 		t.Fatalf("lines:\n%s\nwant one error with the hint", strings.Join(got, "\n"))
 	}
 }
+
+// memberlist's refutation of a suspicion or a death of this node is
+// expected within RefuteAfterStart of the start (the others still hold
+// the previous run of a restarted agent as suspect or dead): info, in
+// words. Later it is a real suspicion: a warning.
+func TestLogWriterRefutation(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewLogWriter(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	clock := &fakeClock{}
+	w.now = clock.now
+	for _, c := range []struct {
+		after      time.Duration
+		line, want string
+	}{
+		{2 * time.Second, "[WARN] memberlist: Refuting a suspect message (from: node-2)",
+			`level=INFO msg="the other members suspected this node's previous run (it restarted); refuted" from=node-2`},
+		{RefuteAfterStart - time.Second, "[WARN] memberlist: Refuting a dead message (from: node-3)",
+			`level=INFO msg="the other members held this node's previous run dead (it restarted); refuted" from=node-3`},
+		{RefuteAfterStart, "[WARN] memberlist: Refuting a suspect message (from: node-2)",
+			`level=WARN msg="another member suspects this node (its probes went unanswered: lost packets, or a paused or overloaded host?); refuted" from=node-2`},
+		{time.Hour, "[WARN] memberlist: Refuting a dead message (from: node-3)",
+			`level=WARN msg="another member declared this node dead (its probes went unanswered: lost packets, or a paused or overloaded host?); refuted" from=node-3`},
+		// A name claimed by another node: memberlist's own words, a warning.
+		{2 * time.Second, "[WARN] memberlist: Refuting an alive message for 'node-1' (198.18.0.9:7946) meta:([] VS []), vsn:([] VS [])",
+			`level=WARN msg="Refuting an alive message for 'node-1'`},
+	} {
+		buf.Reset()
+		clock.t = w.start.Add(c.after)
+		fmt.Fprintln(w, c.line)
+		if got := strings.TrimSpace(buf.String()); !strings.Contains(got, c.want) || strings.Count(got, "\n") > 0 {
+			t.Errorf("%v after the start, %q: logged %q, want one line with %q", c.after, c.line, got, c.want)
+		}
+	}
+}

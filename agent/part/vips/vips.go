@@ -33,8 +33,10 @@
 //     this host (one whose keeper could not remove them: killed with it,
 //     as a whole unit's SIGKILL does) are removed, each logged at warn;
 //     then each is probed (RFC 5227), and one that another host answers
-//     for is logged and counted once the first election has settled
-//     (JudgeProbes).
+//     for is logged and counted once the first election has settled,
+//     unless another node led meanwhile: a node that takes the addresses
+//     over from the leader it heard (a preemption) found them on that
+//     leader's host (HeardLeader, JudgeProbes).
 //   - A reload: a leader adds the new addresses before it removes those
 //     no longer listed (reload.go).
 //
@@ -58,6 +60,7 @@ import (
 	"github.com/lanleader/lanleader/agent/part"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/metrics"
+	"github.com/lanleader/lanleader/wire"
 )
 
 // Holder holds the addresses: a *vip.Manager, or a test's fake. Close
@@ -108,6 +111,9 @@ type Node struct {
 	// SetVIPs gives the job's guard the addresses held, which it removes
 	// when the agent dies; nil: no job.
 	SetVIPs func([]vip.Addr)
+	// Name is the member name of a node_id, for the log ("" unknown); nil:
+	// none known.
+	Name func(id uint64) string
 }
 
 // probeWait is how long the start waits for an answer to its probes
@@ -143,6 +149,10 @@ type VIPs struct {
 	// holders: addresses another host answered for at the start (its
 	// MAC), judged when the first election has settled (JudgeProbes).
 	holders map[string]string
+	// leaders: the other nodes heard to lead (a claim, a heartbeat, a
+	// resign) since the start, until the probes are judged (HeardLeader).
+	leaders []uint64
+	judged  bool
 	// self and dev are the election's address and interface (set by
 	// Start), for the addresses a reload adds.
 	self netip.Addr
@@ -281,25 +291,70 @@ func (v *VIPs) probe() {
 	wg.Wait()
 }
 
+// HeardLeader runs for every election packet before its step, until the
+// probes are judged: another node's claim to lead (COORDINATOR,
+// HEARTBEAT) or its resignation (RESIGN) says that it led since this
+// node started, and presumably held the addresses.
+func (v *VIPs) HeardLeader(m *wire.Message) {
+	if v.judged || len(v.holders) == 0 || m.From == v.nodeID || m.From == 0 || slices.Contains(v.leaders, m.From) {
+		return
+	}
+	switch m.Type {
+	case wire.TypeCoordinator, wire.TypeHeartbeat, wire.TypeResign:
+		v.leaders = append(v.leaders, m.From)
+	}
+}
+
 // JudgeProbes runs once, when the first election has settled (st: this
-// node leads, or follows a leader, named leader): an address another host
-// answered for at the start is a conflict when this node leads (it takes
-// the address over; the other host keeps a copy); when it follows
-// another leader, the holder is presumably that leader, and the answer is
-// logged at info only. (The probe cannot tell: no member's MAC is known.)
-// Without answers it does nothing.
+// node leads, or follows a leader, named leader). The probe cannot tell
+// whose an answer is (no member's MAC is known), so the answer is judged
+// by who led:
+//   - this node follows another leader: presumably the leader's (info);
+//   - this node leads, and another node was heard to lead since the
+//     start (HeardLeader): a hand-over, a preemption or the takeover
+//     from a leader that resigned; the answer was presumably that
+//     leader's, which released the address when this node's claim came
+//     (info). An ordinary preemption logged an error here before;
+//   - this node leads and heard no other leader: a host that is not this
+//     cluster's leader holds the address. That is a conflict: logged at
+//     error and counted (lanleader_vip_conflicts_total); this node takes
+//     the address over, the other host keeps its copy.
+//
+// Without answers it logs nothing.
 func (v *VIPs) JudgeProbes(st election.Status, leader string) {
+	if v.judged {
+		return
+	}
+	v.judged = true
 	for _, addr := range slices.Sorted(maps.Keys(v.holders)) {
 		mac := v.holders[addr]
-		if st.State == election.StateFollower && st.Leader != 0 && st.Leader != v.nodeID {
+		switch {
+		case st.State == election.StateFollower && st.Leader != 0 && st.Leader != v.nodeID:
 			v.host.Log().Info("a virtual address answered from another host at the start: presumably the leader's", "vip", addr, "holder", mac, "leader", leader)
-			continue
+		case len(v.leaders) > 0:
+			v.host.Log().Info("a virtual address answered from another host at the start: presumably the previous leader's, which this node took over from",
+				"vip", addr, "holder", mac, "previous", v.names(v.leaders))
+		default:
+			v.met.VIPConflicts.WithLabelValues(addr).Inc()
+			v.host.Log().Error("another host held a virtual address of this cluster at the start, and no other leader does: the addresses conflict (this node's leader takes the address over, the other host keeps its copy until it is removed there)",
+				"vip", addr, "holder", mac)
 		}
-		v.met.VIPConflicts.WithLabelValues(addr).Inc()
-		v.host.Log().Error("another host held a virtual address of this cluster at the start, and no other leader does: the addresses conflict (this node's leader takes the address over, the other host keeps its copy until it is removed there)",
-			"vip", addr, "holder", mac)
 	}
-	v.holders = nil
+	v.holders, v.leaders = nil, nil
+}
+
+// names are the member names of ids, a node_id where none is known.
+func (v *VIPs) names(ids []uint64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		if v.node.Name != nil {
+			s[i] = v.node.Name(id)
+		}
+		if s[i] == "" {
+			s[i] = fmt.Sprintf("node_id %d", id)
+		}
+	}
+	return strings.Join(s, " ")
 }
 
 // Update takes or drops the addresses: want, they belong on this host

@@ -97,6 +97,7 @@ func newFixture(t *testing.T) *fixture {
 	f.v = New(f.h, &cfg, drv, f.met, Node{
 		Status:  func() election.Status { return f.st },
 		SetVIPs: func(addrs []vip.Addr) { f.set = append(f.set, slices.Clone(addrs)) },
+		Name:    func(id uint64) string { return map[uint64]string{2: "node-2", 3: "node-3"}[id] },
 	})
 	return f
 }
@@ -261,18 +262,31 @@ func TestReload(t *testing.T) {
 	}
 }
 
-// The start removes what an earlier run left, before it holds anything;
-// an address another host answers for is a conflict when this node
-// leads, and the leader's own when it follows another.
+// The start removes what an earlier run left, before it holds anything.
+// An address another host answers for is the leader's when this node
+// follows another, and when it leads after another node led (a
+// preemption, a takeover after a resign: the hand-over, logged at info);
+// a conflict, counted and logged at error, when this node leads and no
+// other node was heard to lead: a host outside the cluster's leadership
+// holds it.
 func TestStartProbes(t *testing.T) {
+	leading := election.Status{State: election.StateLeader, Term: 1, Leader: 1}
+	msg := func(typ wire.Type, from uint64) wire.Message {
+		return wire.Message{Type: typ, From: from, Priority: 100, Term: 1}
+	}
 	for _, tc := range []struct {
 		name      string
+		heard     []wire.Message
 		st        election.Status
 		conflicts float64
 		log       string
 	}{
-		{"leading", election.Status{State: election.StateLeader, Term: 1}, 1, "the addresses conflict"},
-		{"following", election.Status{State: election.StateFollower, Term: 1, Leader: 2}, 0, "presumably the leader's"},
+		{"leading", nil, leading, 1, "level=ERROR msg=\"another host held a virtual address of this cluster at the start, and no other leader does: the addresses conflict"},
+		{"leading, having heard only elections and itself", []wire.Message{msg(wire.TypeElection, 2), msg(wire.TypeAnswer, 3), msg(wire.TypeHeartbeat, 1)}, leading, 1, "the addresses conflict"},
+		{"following", nil, election.Status{State: election.StateFollower, Term: 1, Leader: 2}, 0, "presumably the leader's"},
+		{"preempting", []wire.Message{msg(wire.TypeHeartbeat, 2), msg(wire.TypeHeartbeat, 2)}, leading, 0, "level=INFO msg=\"a virtual address answered from another host at the start: presumably the previous leader's, which this node took over from\" vip=198.18.0.100/24 holder=02:00:00:00:00:01 previous=node-2"},
+		{"after a claim", []wire.Message{msg(wire.TypeCoordinator, 3)}, leading, 0, "previous=node-3"},
+		{"after a resign", []wire.Message{msg(wire.TypeResign, 2)}, leading, 0, "presumably the previous leader's"},
 	} {
 		f := newFixture(t)
 		f.left = []vip.Addr{{Prefix: addrA.Prefix, Dev: "eth0"}}
@@ -286,10 +300,17 @@ func TestStartProbes(t *testing.T) {
 		if !strings.Contains(f.h.LogText(), "removed a virtual address an earlier run left") {
 			t.Errorf("%s: the removal is not logged", tc.name)
 		}
+		for _, m := range tc.heard {
+			f.v.HeardLeader(&m)
+		}
 		f.v.JudgeProbes(tc.st, "node-2")
 		f.v.JudgeProbes(tc.st, "node-2") // judged once
-		if n := testutil.ToFloat64(f.met.VIPConflicts.WithLabelValues("198.18.0.100/24")); n != tc.conflicts || !strings.Contains(f.h.LogText(), tc.log) {
-			t.Errorf("%s: %v conflicts, log %q", tc.name, n, f.h.LogText())
+		log := f.h.LogText()
+		if n := testutil.ToFloat64(f.met.VIPConflicts.WithLabelValues("198.18.0.100/24")); n != tc.conflicts || !strings.Contains(log, tc.log) {
+			t.Errorf("%s: %v conflicts (want %v), log %q, want %q", tc.name, n, tc.conflicts, log, tc.log)
+		}
+		if strings.Count(log, "at the start") != 1 {
+			t.Errorf("%s: want one line about the answer, log %q", tc.name, log)
 		}
 	}
 }
