@@ -31,11 +31,11 @@ the new leader and the time from the take-down to it, then the time to
 its job running; it brings the old leader back and prints whether it
 takes over (preemption, the default) and where the job runs then.
 
-Who leads: the node with the largest election key ("largest key" below). The key is the pair
-(priority, node id), compared by priority first and by node id on a tie,
-so that no two nodes are equal. The demo's agents all have priority 100
-and node ids 1 to N (node-1 to node-N): node-N has the largest key, and
-then the next largest alive. (This key is no cryptographic key: the
+Who leads: the node with the largest election key ("largest key"
+below). The key is the pair (priority, node id), compared by priority
+first and by node id on a tie, so that no two nodes are equal. The
+demo's agents all have priority 100 and node ids 1 to N (node-1 to
+node-N): node-N has the largest key, and then the next largest alive. (This key is no cryptographic key: the
 secret that signs the packets of 'lanleader run' is --key-file.)
 
 The times are measured from the moment the leader is taken down to the
@@ -328,7 +328,7 @@ func (d *demo) endOf(node string, t0 time.Time) string {
 	if end.Before(t0) {
 		return node + "'s job has not ended"
 	}
-	return fmt.Sprintf("%s's ended %v after it", node, end.Sub(t0).Round(time.Millisecond))
+	return fmt.Sprintf("%s's job ended %v after the take-down", node, end.Sub(t0).Round(time.Millisecond))
 }
 
 // until polls cond every millisecond until it holds (true), timeout

@@ -39,7 +39,7 @@ func TestDemo(t *testing.T) {
 	for _, re := range []string{
 		`starting 3 agents on 127\.0\.0\.1 .*node-3 has the largest key: priority 100, node id 3\)`,
 		`node-3 leads, term 1: elected \d+ms after start\n.* node-3's job runs, \d+ms after start\n`,
-		`round 1: crashed \(no RESIGN\) leader node-3\n.* node-2 leads, term 2: failover \d+ms\n.* node-2's job runs, \d+ms after the take-down \(node-3's ended \d+ms after it\)`,
+		`round 1: crashed \(no RESIGN\) leader node-3\n.* node-2 leads, term 2: failover \d+ms\n.* node-2's job runs, \d+ms after the take-down \(node-3's job ended \d+ms after the take-down\)`,
 		`node-3 takes the lead back \(largest key, preempt\), term 3, .*\n.* node-3's job runs, \d+ms after its restart`,
 		// The new leader is told when it leads, before the old agent has
 		// finished leaving.
@@ -136,7 +136,7 @@ func TestDemoHelp(t *testing.T) {
 	help := stdout.String()
 	for _, want := range []string{
 		"the largest election key",
-		"(priority, node id), compared by priority first and by node id on a tie",
+		"The key is the pair (priority, node id), compared by priority\nfirst and by node id on a tie",
 		"node-N has the largest key",
 		"This key is no cryptographic key",
 		"--key-file",
