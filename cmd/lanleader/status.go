@@ -70,9 +70,9 @@ Example:
   cluster  lanleader, transport multicast, algorithm bully
 
   NAME    NODE_ID  PRIORITY  ADDR             STATUS         LEADER
-  host-c  5        150       198.18.0.3:7946  alive
-  host-a  3        100       198.18.0.1:7946  leader (self)  *
-  host-b  2        100       198.18.0.2:7946  dead
+  host-c  5        150       192.0.2.13:7946  alive
+  host-a  3        100       192.0.2.11:7946  leader (self)  *
+  host-b  2        100       192.0.2.12:7946  dead
 `
 
 const (
