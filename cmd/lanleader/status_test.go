@@ -60,10 +60,10 @@ func statusRun(args ...string) (int, string, string) {
 const status3 = `{"name":"host-a","node_id":3,"priority":100,"state":"leader","term":7,
  "leader_id":3,"leader_name":"host-a","algorithm":"bully",
  "members":[
-  {"name":"host-b","node_id":2,"priority":100,"addr":"198.18.0.2:7946","alive":false},
-  {"name":"host-c","node_id":5,"priority":150,"addr":"198.18.0.3:7946","alive":true,"election_addr":"198.18.0.3:7947","status":"alive"}],
- "cluster":"lanleader","transport":"multicast","gossip_addr":"198.18.0.1:7946",
- "election_addr":"198.18.0.1:7947","leader_since":"2025-01-02T03:04:05.678Z","version":"dev"}`
+  {"name":"host-b","node_id":2,"priority":100,"addr":"192.0.2.12:7946","alive":false},
+  {"name":"host-c","node_id":5,"priority":150,"addr":"192.0.2.13:7946","alive":true,"election_addr":"192.0.2.13:7947","status":"alive"}],
+ "cluster":"lanleader","transport":"multicast","gossip_addr":"192.0.2.11:7946",
+ "election_addr":"192.0.2.11:7947","leader_since":"2025-01-02T03:04:05.678Z","version":"dev"}`
 
 const table3 = `node     host-a (node_id 3, priority 100)
 state    leader, term 7
@@ -71,9 +71,9 @@ leader   host-a (node_id 3) since 2025-01-02T03:04:05.678Z
 cluster  lanleader, transport multicast, algorithm bully
 
 NAME    NODE_ID  PRIORITY  ADDR             STATUS         LEADER
-host-c  5        150       198.18.0.3:7946  alive
-host-a  3        100       198.18.0.1:7946  leader (self)  *
-host-b  2        100       198.18.0.2:7946  dead
+host-c  5        150       192.0.2.13:7946  alive
+host-a  3        100       192.0.2.11:7946  leader (self)  *
+host-b  2        100       192.0.2.12:7946  dead
 `
 
 func TestStatusTable(t *testing.T) {
