@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,25 @@ var wantFiles = map[string]string{
 	"./usr/share/doc/lanleader/README.md":                 "-rw-r--r--",
 	"./usr/share/lanleader/lanleader-job.conf":            "-rw-r--r--",
 	"./usr/share/lanleader/lanleader-realtime.conf":       "-rw-r--r--",
+}
+
+// docFiles is the documentation the package ships beside the README, as
+// paths of the repository: ARCHITECTURE.md, every docs/ page and every
+// example config, so that the README's links resolve in the installed
+// copy too.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"ARCHITECTURE.md"}
+	for _, pattern := range []string{"docs/*.md", "docs/design/*.md", "examples/*.yaml", "examples/*/*.yaml"} {
+		m, err := filepath.Glob(filepath.Join("..", pattern))
+		if err != nil || len(m) == 0 {
+			t.Fatalf("no %s in the repository (%v)", pattern, err)
+		}
+		for _, f := range m {
+			files = append(files, strings.TrimPrefix(filepath.ToSlash(f), "../"))
+		}
+	}
+	return files
 }
 
 // TestDeb builds the package with the one command, ./packaging/deb.sh,
@@ -67,13 +87,17 @@ func TestDeb(t *testing.T) {
 		}
 		got[f[5]] = f[0]
 	}
-	for path, mode := range wantFiles {
+	want := maps.Clone(wantFiles)
+	for _, path := range docFiles(t) {
+		want["./usr/share/doc/lanleader/"+path] = "-rw-r--r--"
+	}
+	for path, mode := range want {
 		if got[path] != mode {
 			t.Errorf("dpkg-deb -c: %s has mode %q, want %q", path, got[path], mode)
 		}
 	}
 	for path := range got {
-		if _, ok := wantFiles[path]; !ok {
+		if _, ok := want[path]; !ok {
 			t.Errorf("dpkg-deb -c: unexpected file %s", path)
 		}
 	}

@@ -62,7 +62,7 @@ on as it is (until systemd restarts it: then it runs the new version).
 Once every host of the cluster has this package, stop the agent on every
 host (systemctl stop lanleader), then start it on every host (systemctl
 start lanleader).$known
-See docs/upgrading.md (https://github.com/lanleader/lanleader/blob/main/docs/upgrading.md).
+See /usr/share/doc/lanleader/docs/upgrading.md.
 EOF
 			fi
 			;;

@@ -126,7 +126,7 @@ func TestPostinstUpgrade(t *testing.T) {
 		{"wire 1 to 2: not restarted", postinst{args: []string{"configure", "1.4.0"}, systemd: true, mainPID: "4242", running: wire1, newBin: wireNew},
 			[]string{sysusers, reload, show},
 			[]string{"the running agent (pid 4242) was NOT restarted: it speaks wire version 1,", "speaks wire version 2.",
-				"stop the agent on every\nhost (systemctl stop lanleader), then start it on every host", "docs/upgrading.md"},
+				"stop the agent on every\nhost (systemctl stop lanleader), then start it on every host", "See /usr/share/doc/lanleader/docs/upgrading.md."},
 			[]string{"already speaks"}},
 		{"wire 2 back to 1: not restarted", postinst{args: []string{"configure", "1.5.0"}, systemd: true, mainPID: "77", running: wire2, newBin: wire1},
 			[]string{sysusers, reload, show},
