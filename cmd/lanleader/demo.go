@@ -35,7 +35,8 @@ Who leads: the node with the largest election key ("largest key"
 below). The key is the pair (priority, node id), compared by priority
 first and by node id on a tie, so that no two nodes are equal. The
 demo's agents all have priority 100 and node ids 1 to N (node-1 to
-node-N): node-N has the largest key, and then the next largest alive. (This key is no cryptographic key: the
+node-N): node-N has the largest key and leads while it lives; after it,
+the next largest live node. (This key is not a cryptographic key: the
 secret that signs the packets of 'lanleader run' is --key-file.)
 
 The times are measured from the moment the leader is taken down to the

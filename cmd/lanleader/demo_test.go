@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // demoWithJobs makes the demo's agents run this test binary as their
@@ -138,13 +139,20 @@ func TestDemoHelp(t *testing.T) {
 		"the largest election key",
 		"The key is the pair (priority, node id), compared by priority\nfirst and by node id on a tie",
 		"node-N has the largest key",
-		"This key is no cryptographic key",
+		"node-N has the largest key and leads while it lives; after it,\nthe next largest live node.",
+		"This key is not a cryptographic key",
 		"--key-file",
 		"the median and the longest time to\nthe new leader and to its job running",
 		"whether the job ever ran on\ntwo nodes at once",
 	} {
 		if !strings.Contains(help, want) {
 			t.Errorf("demo --help lacks %q:\n%s", want, help)
+		}
+	}
+	// The text below the usage line fits a terminal of 80 columns.
+	for i, l := range strings.Split(help, "\n")[1:] {
+		if n := utf8.RuneCountInString(l); n >= 80 {
+			t.Errorf("demo --help line %d has %d columns, want fewer than 80: %q", i+2, n, l)
 		}
 	}
 	var flags []string

@@ -64,14 +64,14 @@ Exit status:
 
 Example:
   $ lanleader status
-  node     host-a (node_id 3, priority 100)
+  node     host-a (node_id 3, priority 150)
   state    leader, term 7
   leader   host-a (node_id 3) since 2025-01-02T03:04:05.678Z
   cluster  lanleader, transport multicast, algorithm bully
 
   NAME    NODE_ID  PRIORITY  ADDR             STATUS         LEADER
-  host-c  5        150       192.0.2.13:7946  alive
-  host-a  3        100       192.0.2.11:7946  leader (self)  *
+  host-a  3        150       192.0.2.11:7946  leader (self)  *
+  host-c  5        100       192.0.2.13:7946  alive
   host-b  2        100       192.0.2.12:7946  dead
 `
 

@@ -55,24 +55,25 @@ func statusRun(args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// Three members: this node (host-a) leads; host-c has a larger key; host-b
+// Three members: this node (host-a), the largest key, leads; host-c and
+// host-b have the same priority (the larger node_id sorts first); host-b
 // says nothing of its status but that it is not alive.
-const status3 = `{"name":"host-a","node_id":3,"priority":100,"state":"leader","term":7,
+const status3 = `{"name":"host-a","node_id":3,"priority":150,"state":"leader","term":7,
  "leader_id":3,"leader_name":"host-a","algorithm":"bully",
  "members":[
   {"name":"host-b","node_id":2,"priority":100,"addr":"192.0.2.12:7946","alive":false},
-  {"name":"host-c","node_id":5,"priority":150,"addr":"192.0.2.13:7946","alive":true,"election_addr":"192.0.2.13:7947","status":"alive"}],
+  {"name":"host-c","node_id":5,"priority":100,"addr":"192.0.2.13:7946","alive":true,"election_addr":"192.0.2.13:7947","status":"alive"}],
  "cluster":"lanleader","transport":"multicast","gossip_addr":"192.0.2.11:7946",
  "election_addr":"192.0.2.11:7947","leader_since":"2025-01-02T03:04:05.678Z","version":"dev"}`
 
-const table3 = `node     host-a (node_id 3, priority 100)
+const table3 = `node     host-a (node_id 3, priority 150)
 state    leader, term 7
 leader   host-a (node_id 3) since 2025-01-02T03:04:05.678Z
 cluster  lanleader, transport multicast, algorithm bully
 
 NAME    NODE_ID  PRIORITY  ADDR             STATUS         LEADER
-host-c  5        150       192.0.2.13:7946  alive
-host-a  3        100       192.0.2.11:7946  leader (self)  *
+host-a  3        150       192.0.2.11:7946  leader (self)  *
+host-c  5        100       192.0.2.13:7946  alive
 host-b  2        100       192.0.2.12:7946  dead
 `
 
