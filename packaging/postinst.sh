@@ -7,6 +7,18 @@ if command -v systemd-sysusers >/dev/null 2>&1; then
 	systemd-sysusers lanleader.conf >/dev/null 2>&1 || true
 fi
 
+# The unit's StateDirectory (quorum mode's state_file:
+# /var/lib/lanleader/state), made now as the unit would make it (owner
+# lanleader, StateDirectoryMode's default 0755), so that `lanleader
+# check-config` finds the state file's directory before the unit's first
+# start. At that start systemd moves it to /var/lib/private/lanleader
+# (DynamicUser=yes) and leaves a symbolic link here, which is kept as it is.
+if [ ! -e /var/lib/lanleader ] && [ ! -L /var/lib/lanleader ] &&
+	getent passwd lanleader >/dev/null 2>&1; then
+	mkdir -m 0755 /var/lib/lanleader
+	chown lanleader:lanleader /var/lib/lanleader
+fi
+
 # wire FILE prints the election protocol version FILE speaks: the last
 # field of `FILE version` ("lanleader 1.2.3 go1.26.8 wire 2"), or nothing
 # when FILE does not say (a lanleader older than that line).

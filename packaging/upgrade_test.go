@@ -12,13 +12,14 @@ import (
 	"github.com/lanleader/lanleader/internal/cmdtest"
 )
 
-// postinst is one run of postinst.sh in a made-up host: systemctl and
-// systemd-sysusers are fakes first in PATH that record their arguments,
-// one call a line; the places the script looks at (/run/systemd/system,
-// /usr/bin/lanleader, /proc/PID/exe) are moved into a temporary
-// directory, where /usr/bin/lanleader is the new package's binary and
-// /proc/PID/exe the running agent's, each a script that prints its
-// version line.
+// postinst is one run of postinst.sh in a made-up host: systemctl,
+// systemd-sysusers and chown are fakes first in PATH that record their
+// arguments, one call a line, and getent knows the user lanleader when
+// user is set; the places the script looks at (/run/systemd/system,
+// /usr/bin/lanleader, /proc/PID/exe, /var/lib/lanleader) are moved into
+// a temporary directory (root), where /usr/bin/lanleader is the new
+// package's binary and /proc/PID/exe the running agent's, each a script
+// that prints its version line.
 type postinst struct {
 	script  string   // the postinst's text
 	args    []string // dpkg's arguments: configure [OLD-VERSION]
@@ -26,6 +27,8 @@ type postinst struct {
 	mainPID string   // what systemctl show says of MainPID
 	running string   // the running agent's `version` line ("" no /proc/PID/exe)
 	newBin  string   // the new binary's `version` line, or the path of a real one
+	user    bool     // the system user lanleader exists
+	root    string   // the made-up host's root; "": a new temporary directory
 }
 
 // run runs the script with dash (sh when there is none) and returns the
@@ -33,8 +36,12 @@ type postinst struct {
 // standard output and error. It fails the test when the script fails.
 func (p postinst) run(t *testing.T) (calls []string, stdout, stderr string) {
 	t.Helper()
-	tmp := t.TempDir()
+	tmp := p.root
+	if tmp == "" {
+		tmp = t.TempDir()
+	}
 	bin, log := filepath.Join(tmp, "bin"), filepath.Join(tmp, "calls")
+	os.Remove(log)
 	fake := func(path, text string) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -48,6 +55,15 @@ func (p postinst) run(t *testing.T) (calls []string, stdout, stderr string) {
 case "$1" in show) echo "MainPID=`+p.mainPID+`" ;; esac
 `)
 	fake(filepath.Join(bin, "systemd-sysusers"), `echo "systemd-sysusers $*" >>"$CALLS"
+`)
+	fake(filepath.Join(bin, "chown"), `echo "chown $1 ${2#"$ROOT"}" >>"$CALLS"
+`)
+	user := ""
+	if p.user {
+		user = "1"
+	}
+	fake(filepath.Join(bin, "getent"), `[ "$*" = "passwd lanleader" ] && [ -n "$USER_EXISTS" ] || exit 2
+echo "lanleader:x:999:999:lanleader agent:/:/usr/sbin/nologin"
 `)
 	newBin := filepath.Join(tmp, "usr/bin/lanleader")
 	if strings.HasPrefix(p.newBin, "/") {
@@ -65,7 +81,9 @@ case "$1" in show) echo "MainPID=`+p.mainPID+`" ;; esac
 		"/run/systemd/system", filepath.Join(tmp, "run/systemd/system"),
 		"/usr/bin/lanleader", newBin,
 		"/proc/", filepath.Join(tmp, "proc")+"/",
+		"/var/lib/lanleader", filepath.Join(tmp, "var/lib/lanleader"),
 	).Replace(p.script)
+	os.MkdirAll(filepath.Join(tmp, "var/lib"), 0o755)
 	path := filepath.Join(tmp, "postinst")
 	if err := os.WriteFile(path, []byte(s), 0o755); err != nil {
 		t.Fatal(err)
@@ -75,7 +93,7 @@ case "$1" in show) echo "MainPID=`+p.mainPID+`" ;; esac
 		shell = "/bin/sh"
 	}
 	cmd := exec.Command(shell, append([]string{path}, p.args...)...)
-	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "CALLS=" + log}
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "CALLS=" + log, "ROOT=" + tmp, "USER_EXISTS=" + user}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -203,5 +221,79 @@ func TestPostinstReadsTheVersionLine(t *testing.T) {
 	p.running = other
 	if calls, _, stderr := p.run(t); slices.Contains(calls, restart) || !strings.Contains(stderr, "speaks wire version "+wire+".") {
 		t.Errorf("running agent %q, new binary %q: calls %q, stderr %q; want no restart and the new wire named", other, line, calls, stderr)
+	}
+}
+
+// TestPostinstStateDirectory: when the system user exists, the script
+// makes the unit's StateDirectory, /var/lib/lanleader, as systemd would
+// (owner lanleader, 0755), so that check-config finds the directory of
+// state_file: /var/lib/lanleader/state before the unit's first start; a
+// second run, and a path that exists already (the symbolic link to
+// /var/lib/private/lanleader that the unit's first start leaves, a
+// directory of the admin's), are left as they are; without the user
+// nothing is made.
+func TestPostinstStateDirectory(t *testing.T) {
+	script, err := os.ReadFile("postinst.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chown := "chown lanleader:lanleader /var/lib/lanleader"
+	for _, tc := range []struct {
+		name     string
+		user     bool
+		existing string // "", "link" or "dir": what is at /var/lib/lanleader before
+		made     bool   // the script makes the directory (and chowns it)
+	}{
+		{"install", true, "", true},
+		{"after the unit's first start: a symbolic link", true, "link", false},
+		{"a directory already", true, "dir", false},
+		{"no user", false, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "var/lib/lanleader")
+			os.MkdirAll(filepath.Join(root, "var/lib/private/lanleader"), 0o700)
+			switch tc.existing {
+			case "link":
+				if err := os.Symlink("private/lanleader", dir); err != nil {
+					t.Fatal(err)
+				}
+			case "dir":
+				if err := os.Mkdir(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := postinst{script: string(script), args: []string{"configure"}, systemd: true, newBin: wireNew, user: tc.user, root: root}
+			calls, _, stderr := p.run(t)
+			if stderr != "" {
+				t.Errorf("stderr %q, want nothing", stderr)
+			}
+			if got := slices.Contains(calls, chown); got != tc.made {
+				t.Errorf("calls:\n  %s\nwant %q: %v", strings.Join(calls, "\n  "), chown, tc.made)
+			}
+			fi, err := os.Lstat(dir)
+			switch {
+			case tc.existing == "link":
+				if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+					t.Errorf("the symbolic link was not kept: %v %v", fi, err)
+				}
+			case tc.existing == "dir":
+				if err != nil || fi.Mode().Perm() != 0o700 {
+					t.Errorf("the directory was changed: %v %v", fi, err)
+				}
+			case tc.made:
+				if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o755 {
+					t.Fatalf("/var/lib/lanleader: %v %v, want a directory of mode 0755", fi, err)
+				}
+				// Again, as dpkg may run it: nothing more is done.
+				if calls, _, _ := p.run(t); slices.Contains(calls, chown) {
+					t.Errorf("second run: calls %q, want no chown", calls)
+				}
+			default:
+				if err == nil {
+					t.Errorf("/var/lib/lanleader made without the user: %v", fi.Mode())
+				}
+			}
+		})
 	}
 }
