@@ -84,10 +84,11 @@ var (
 
 // TestShippedConfigComments: every commented-out "# key: value" of the
 // shipped file names a key of the file (a check's mapping, a key of a
-// check), every "default: X" beside one is the settings table's default
-// of that key, and the example is whole: with every line uncommented
-// (but job_unit, the job's other form) the file is valid and sets what
-// it shows.
+// check), every key of the settings table is there (the file's first
+// lines say so), every "default: X" beside one is the settings table's
+// default of that key, and the example is whole: with every line
+// uncommented (but job_unit, the job's other form) the file is valid and
+// sets what it shows.
 func TestShippedConfigComments(t *testing.T) {
 	b, err := os.ReadFile(shippedConfig)
 	if err != nil {
@@ -98,6 +99,7 @@ func TestShippedConfigComments(t *testing.T) {
 		byKey[config.Settings[i].Key] = &config.Settings[i]
 	}
 	var uncommented []string
+	shown := map[string]bool{}
 	keys, defaults := 0, 0
 	list := false // in the items of a commented key without a value (checks:)
 	for n, line := range strings.Split(string(b), "\n") {
@@ -114,6 +116,7 @@ func TestShippedConfigComments(t *testing.T) {
 			continue
 		}
 		keys++
+		shown[m[1]] = true
 		s := byKey[m[1]]
 		if s == nil {
 			t.Errorf("line %d: %q is no key of the file", n+1, m[1])
@@ -127,6 +130,11 @@ func TestShippedConfigComments(t *testing.T) {
 		}
 		if s.Key != "job_unit" {
 			uncommented = append(uncommented, strings.TrimPrefix(line, "# "))
+		}
+	}
+	for i := range config.Settings {
+		if k := config.Settings[i].Key; !shown[k] {
+			t.Errorf("the shipped file does not show %s (a commented-out line: # key: value)", k)
 		}
 	}
 	if keys < 35 || defaults < 20 {
