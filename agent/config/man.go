@@ -269,7 +269,7 @@ A command line after \-\- on the command line replaces it.
 .PP
 .EX
 job: [/usr/local/bin/worker, \-\-queue, main]
-job: /usr/local/bin/worker \-\-queue main >>/var/log/worker.log 2>&1
+job: exec /usr/local/bin/worker \-\-term \(dq$LANLEADER_TERM\(dq
 .EE
 .RE
 .SH CHECKS
@@ -334,7 +334,10 @@ the options of
 // yamlTail is the page's text after its keys.
 const yamlTail = `.SH EXAMPLES
 Two hosts that share a virtual address, the preferred one with the
-larger priority, which takes the address back when it returns:
+larger priority, which takes the address back when it returns; a
+failing check takes its weight off the priority, so the weight is
+larger than the gap between the priorities (50), or the address would
+stay:
 .PP
 .EX
 # /etc/lanleader/lanleader.yaml on host\-a (host\-b: priority 100)
@@ -345,18 +348,20 @@ checks:
     command: curl \-fsS \-o /dev/null http://127.0.0.1/health
     fall: 3
     rise: 2
+    weight: 100
 preempt: true
 .EE
 .PP
 Quorum mode with two candidates and a witness; the witness's file is
 the same with
 .B role: witness
-and no job:
+and no job. The key is the same file on the three hosts, root's and
+readable by the unit's group (install \-m 0640 \-o root \-g lanleader):
 .PP
 .EX
 quorum: 3
 state_file: /var/lib/lanleader/state
-key_file: /run/credentials/lanleader.service/key
+key_file: /etc/lanleader/key
 join: [192.0.2.11, 192.0.2.12, 192.0.2.13]
 job: [/usr/local/bin/worker, \-\-queue, main]
 job_grace: 10s

@@ -230,7 +230,8 @@ Extra flags of
 for the unit, in LANLEADER_OPTS; they win over the file.
 .TP
 .I /lib/systemd/system/lanleader.service
-The unit: Type=notify, the sandbox, a dynamic user, Restart=on\-failure
+The unit: Type=notify, the sandbox (DynamicUser=yes, run as the system
+user lanleader), Restart=on\-failure
 but for exit status 2, SIGHUP for
 .BR "systemctl reload" .
 .TP
@@ -303,15 +304,17 @@ lanleader run \-\-vip 192.0.2.100/24,dev=eth0 \e
     \-\-check \(aqcurl \-fsS http://127.0.0.1/\(aq
 .EE
 .PP
-A job run once by whichever host leads, from cron on every host: each
-line runs the report on the leader only.
+A job run by the leader only, from cron on every host of a running
+cluster: on each tick one host, the leader, runs the report.
 .PP
 .EX
 */5 * * * * lanleader exec\-if\-leader \-\- /usr/local/bin/report
 .EE
 .PP
-Or, with no agent running, a run that joins the cluster, waits to lead,
-runs the command once and leaves:
+Or a lock, as consul lock: on hosts without the regular agent, each
+such line joins the others, waits to lead, runs the command and leaves.
+Every host runs it, one at a time, never two at once; for one run per
+tick, use exec\-if\-leader above.
 .PP
 .EX
 0 3 * * * lanleader run \-\-once \-\-once\-timeout 1h \-\- /usr/local/bin/report
