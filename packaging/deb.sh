@@ -9,8 +9,9 @@
 # unit and its drop-ins for virtual addresses, a forked JIT job and --realtime
 # (none enabled), the example config /etc/lanleader/lanleader.yaml and
 # /etc/default/lanleader (both conffiles), the man pages lanleader(8) and
-# lanleader.yaml(5) from man/, and the README. It prints the path of the
-# package.
+# lanleader.yaml(5) from man/, and under /usr/share/doc/lanleader the
+# README, ARCHITECTURE.md, docs/ (with design/) and examples/. It prints
+# the path of the package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NFPM=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.43.0

@@ -297,3 +297,27 @@ func TestPostinstStateDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradingQuotesTheMessage: docs/upgrading.md quotes the message of
+// an upgrade across a wire change as the script prints it, line by line.
+func TestUpgradingQuotesTheMessage(t *testing.T) {
+	script, err := os.ReadFile("postinst.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../docs/upgrading.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	p := postinst{script: string(script), args: []string{"configure", "1.4.0"}, systemd: true, mainPID: "4242", running: wire1, newBin: wireNew, root: root}
+	_, _, stderr := p.run(t)
+	stderr = strings.ReplaceAll(stderr, root, "") // the made-up host's paths back to the real ones
+	if stderr == "" {
+		t.Fatal("the script printed nothing")
+	}
+	quoted := "  ```\n  " + strings.ReplaceAll(strings.TrimSuffix(stderr, "\n"), "\n", "\n  ") + "\n  ```\n"
+	if !strings.Contains(string(doc), quoted) {
+		t.Errorf("docs/upgrading.md does not quote the message as printed:\n%s", quoted)
+	}
+}
