@@ -69,9 +69,6 @@ func checkSetting(i int, field string) string { return fmt.Sprintf("checks[%d].%
 
 // checkChecks checks the health checks and the track files.
 func (c *Config) checkChecks(p *problems) {
-	if c.CheckInterval < MinCheckInterval {
-		p.setting("check-interval", "%v is shorter than %v", c.CheckInterval, MinCheckInterval)
-	}
 	p.notNegative(namedDuration{"check-timeout", c.CheckTimeout})
 	if c.CheckTimeout > c.CheckInterval {
 		p.setting("check-timeout", "%v is longer than check-interval %v", c.CheckTimeout, c.CheckInterval)
@@ -103,6 +100,11 @@ func (c *Config) checkCheckNumbers(p *problems, i int, own, ch Check) {
 	p.notNegative(namedDuration{checkSetting(i, "interval"), own.Interval}, namedDuration{checkSetting(i, "timeout"), own.Timeout})
 	if own.Interval > 0 && own.Interval < MinCheckInterval {
 		p.setting(checkSetting(i, "interval"), "%v is shorter than %v", own.Interval, MinCheckInterval)
+	}
+	for _, d := range []namedDuration{{checkSetting(i, "interval"), own.Interval}, {checkSetting(i, "timeout"), own.Timeout}} {
+		if d.d > MaxCheckInterval {
+			p.setting(d.setting, "%s is above the ceiling of %s", DurationText(d.d), DurationText(MaxCheckInterval))
+		}
 	}
 	if own.Timeout > ch.Interval {
 		p.setting(checkSetting(i, "timeout"), "%v is longer than the check's interval %v", own.Timeout, ch.Interval)

@@ -178,3 +178,75 @@ func TestResolvedChecks(t *testing.T) {
 		t.Errorf("errors\n%s\nwant\n%s", strings.Join(settings, "\n"), strings.Join(wantErrs, "\n"))
 	}
 }
+
+// TestDurationCeilings: a duration above its setting's ceiling is a
+// SettingError that names the ceiling; the ceiling itself and the values
+// a real user sets pass; the timeouts that follow a heartbeat above its
+// ceiling are not refused a second time.
+func TestDurationCeilings(t *testing.T) {
+	errs := func(edit func(*Config)) []string {
+		c := testConfig()
+		edit(&c)
+		var out []string
+		for _, err := range err2list(c.Validate()) {
+			if err != nil {
+				out = append(out, err.Error())
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want []string
+	}{
+		{"heartbeat 1000h", func(c *Config) { c.Heartbeat, c.SuspectAfter = 1000*time.Hour, 3000*time.Hour },
+			[]string{"heartbeat: 1000h is above the ceiling of 1m"}},
+		{"heartbeat 87600h in quorum mode", func(c *Config) {
+			c.Heartbeat, c.Quorum = 87600*time.Hour, 3
+			c.DeriveTimeouts()
+		}, []string{"heartbeat: 87600h is above the ceiling of 1m"}},
+		{"suspect-after", func(c *Config) { c.SuspectAfter = 11 * time.Minute }, []string{"suspect-after: 11m is above the ceiling of 10m"}},
+		{"lease", func(c *Config) { c.Quorum, c.Lease, c.LeaseMargin = 3, time.Hour, time.Hour },
+			[]string{"lease: 1h is above the ceiling of 10m", "lease-margin: 1h is above the ceiling of 10m"}},
+		{"job-grace", func(c *Config) { c.JobGrace = 90 * time.Minute }, []string{"job-grace: 1h30m is above the ceiling of 1h"}},
+		{"takeover-wait", func(c *Config) { c.TakeoverWait = 3 * time.Hour }, []string{"takeover-wait: 3h is above the ceiling of 2h"}},
+		{"start-timeout", func(c *Config) { c.StartTimeout = 48 * time.Hour }, []string{"start-timeout: 48h is above the ceiling of 24h"}},
+		{"check interval", func(c *Config) { c.CheckInterval, c.CheckTimeout = 2*time.Hour, time.Second },
+			[]string{"check-interval: 2h is above the ceiling of 1h"}},
+		{"a check's own", func(c *Config) {
+			c.Checks = []Check{{Command: "true", Interval: 3 * time.Hour, Timeout: 2 * time.Hour}}
+		},
+			[]string{"checks[1].interval: 3h is above the ceiling of 1h", "checks[1].timeout: 2h is above the ceiling of 1h"}},
+		{"vip refresh", func(c *Config) { c.VIPAnnounceRefresh = 5 * time.Hour }, []string{"vip-announce-refresh: 5h is above the ceiling of 4h"}},
+		{"discover interval", func(c *Config) { c.DiscoverInterval = time.Hour }, []string{"discover-interval: 1h is above the ceiling of 10m"}},
+		{"the ceilings themselves", func(c *Config) {
+			c.Heartbeat, c.SuspectAfter, c.JobGrace, c.TakeoverWait, c.StartTimeout = MaxHeartbeat, MaxSuspectAfter, MaxJobGrace, MaxTakeoverWait, MaxStartTimeout
+			c.HookTimeout, c.PreemptDelay, c.JobFailureWindow, c.CheckInterval = MaxHookTimeout, MaxPreemptDelay, MaxJobFailureWindow, MaxCheckInterval
+			c.VIPAnnounceInterval, c.VIPAnnounceDelay, c.VIPAnnounceRefresh, c.DiscoverInterval = MaxVIPAnnounceInterval, MaxVIPAnnounceDelay, MaxVIPAnnounceRefresh, MaxDiscoverInterval
+		}, nil},
+		{"what users set", func(c *Config) {
+			c.JobGrace, c.TakeoverWait, c.StartTimeout, c.Heartbeat, c.SuspectAfter = 10*time.Minute, 10*time.Minute+time.Second, time.Hour, time.Second, 5*time.Second
+		}, nil},
+		{"off and negative are not judged", func(c *Config) { c.VIPAnnounceRefresh, c.StartTimeout, c.DiscoverInterval = 0, 0, -time.Hour }, nil},
+	} {
+		if got := errs(tc.edit); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("%s: errors %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	c := testConfig()
+	c.Heartbeat, c.SuspectAfter = 2*time.Minute, 6*time.Minute
+	var se *SettingError
+	if err := c.Validate(); !errors.As(err, &se) || se.Setting != "heartbeat" {
+		t.Errorf("a heartbeat above its ceiling: %v, want a SettingError of heartbeat", err)
+	}
+}
+
+func TestDurationText(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Minute: "1m", time.Hour: "1h", 90 * time.Minute: "1h30m",
+		100 * time.Millisecond: "100ms", 1500 * time.Millisecond: "1.5s", 61 * time.Second: "1m1s", 0: "0s", 87600 * time.Hour: "87600h"} {
+		if got := DurationText(d); got != want {
+			t.Errorf("DurationText(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -89,6 +89,7 @@ func (p *problems) relation(format string, args ...any) {
 func (c *Config) Validate() error {
 	var p problems
 	c.checkIntegers(&p)
+	c.checkDurations(&p)
 	c.checkIdentity(&p)
 	c.checkNetwork(&p)
 	c.checkProtocol(&p)
@@ -119,6 +120,42 @@ func (c *Config) checkIntegers(p *problems) {
 			p.setting(s.Flag, "%v", s.Range.OutOfRange(strconv.FormatInt(v, 10)))
 		}
 	}
+}
+
+// checkDurations holds every duration setting to its floor and its
+// ceiling. The timeouts that follow the heartbeat are not judged again
+// while the heartbeat is above its own ceiling: one error says it.
+func (c *Config) checkDurations(p *problems) {
+	r := &Run{Config: *c}
+	for i := range Settings {
+		s := &Settings[i]
+		if s.Floor == 0 && s.Ceiling == 0 {
+			continue
+		}
+		d := *s.ptr(r).(*time.Duration)
+		switch {
+		case s.Floor > 0 && d < s.Floor:
+			p.setting(s.Flag, "%v is shorter than %v", d, s.Floor)
+		case s.Ceiling > 0 && d > s.Ceiling && !(c.Heartbeat > MaxHeartbeat && followsHeartbeat[s.Flag]):
+			p.setting(s.Flag, "%s is above the ceiling of %s", DurationText(d), DurationText(s.Ceiling))
+		}
+	}
+}
+
+// followsHeartbeat are the settings whose default is a multiple of the
+// heartbeat.
+var followsHeartbeat = map[string]bool{"suspect-after": true, "lease": true, "lease-margin": true}
+
+// DurationText is d as a person writes it: 1m, 1h30m, 100ms (not 1m0s).
+func DurationText(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = strings.TrimSuffix(t, "0s")
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
 }
 
 // checkIdentity checks the node's and the cluster's names.
@@ -185,9 +222,6 @@ func (c *Config) checkProtocol(p *problems) {
 		if !slices.Contains(n.names, n.value) {
 			p.setting(n.setting, "%q is not %s", n.value, orList(n.names))
 		}
-	}
-	if c.Heartbeat < MinHeartbeat {
-		p.setting("heartbeat", "%v is shorter than %v", c.Heartbeat, MinHeartbeat)
 	}
 	if c.SuspectAfter <= c.Heartbeat {
 		p.relation("suspect-after: %v must be longer than heartbeat (%v), or every gap between heartbeats is a failure", c.SuspectAfter, c.Heartbeat)

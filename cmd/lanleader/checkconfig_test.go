@@ -24,6 +24,7 @@ func TestCheckConfig(t *testing.T) {
 			"config OK: node a (node_id 7), priority 9, cluster lanleader, bind 198.18.0.1:7946, algorithm bully, job true\n", ""},
 		{"bad key", []string{"--config", bad}, 2, "", `line 2: unknown key "prioirty"`},
 		{"bad value", []string{"--config", good, "--priority", "0"}, 2, "", "--priority"},
+		{"heartbeat above its ceiling", []string{"--config", good, "--heartbeat", "87600h"}, 2, "", "--heartbeat: 87600h is above the ceiling of 1m"},
 		{"missing file", []string{"--config", "/nonexistent/lanleader.yaml"}, 2, "", "/nonexistent/lanleader.yaml"},
 		{"job not found", []string{"--config", good, "--", "no-such-program-here"}, 2, "", "not found in PATH"},
 	} {

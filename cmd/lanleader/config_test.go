@@ -696,6 +696,16 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--accept-key-file", keyFile}, []string{"accept-key-file: needs --key-file"}},
 		{"key_file: " + worldReadable + "\n", nil, []string{"config FILE: line 1: key_file: " + worldReadable + " is readable by every user (mode 0644)"}},
 
+		// Durations above their ceilings (a typo): the flag or the file's
+		// key and line, and the ceiling.
+		{"", []string{"--heartbeat", "1000h"}, []string{"--heartbeat: 1000h is above the ceiling of 1m"}},
+		{"", []string{"--heartbeat", "87600h", "--quorum", "3"}, []string{"--heartbeat: 87600h is above the ceiling of 1m"}},
+		{"", []string{"--job-grace", "2h"}, []string{"--job-grace: 2h is above the ceiling of 1h"}},
+		{"", []string{"--start-timeout", "1000h"}, []string{"--start-timeout: 1000h is above the ceiling of 24h"}},
+		{"", []string{"--vip-announce-interval", "1m"}, []string{"--vip-announce-interval: 1m is above the ceiling of 10s"}},
+		{"name: a\nheartbeat: 87600h\n", nil, []string{"config FILE: line 2: heartbeat: 87600h is above the ceiling of 1m"}},
+		{"checks:\n  - command: x\n    interval: 2h\n    timeout: 1s\n", nil, []string{"config FILE: line 3: checks[1].interval: 2h is above the ceiling of 1h"}},
+
 		// What only agent.Config.Validate sees: how fields relate.
 		{"", []string{"--bind", "198.18.0.1:7947"}, []string{"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947"}},
 		{"", []string{"--bind", "198.18.0.1", "--multicast-group", "ff02::4c4c"}, []string{"multicast-group: ff02::4c4c and bind 198.18.0.1 are not of one IP family"}},
