@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,12 +46,12 @@ func TestConfigValidate(t *testing.T) {
 		{"routable group", func(c *Config) { c.Group = netip.MustParseAddr("224.1.2.3") }, "multicast-group: 224.1.2.3 is not an administratively scoped IPv4 group"},
 		{"not multicast", func(c *Config) { c.Group = netip.MustParseAddr("198.18.0.9") }, "multicast-group: 198.18.0.9 is not an administratively scoped"},
 		{"global IPv6 group", func(c *Config) { c.Group = netip.MustParseAddr("ff0e::1") }, "multicast-group: ff0e::1 is not a link-local IPv6 group"},
-		{"family mismatch", func(c *Config) { c.Group = netip.MustParseAddr("ff02::1:2") }, "multicast-group: ff02::1:2 and bind 198.18.0.1 are not of one IP family"},
+		{"family mismatch", func(c *Config) { c.Group = netip.MustParseAddr("ff02::1:2") }, "multicast-group: ff02::1:2 and the bind address 198.18.0.1 (--bind) are not of one IP family"},
 		{"family mismatch, any address", func(c *Config) { c.Bind = "0.0.0.0"; c.Group = netip.MustParseAddr("ff02::1:2") }, "are not of one IP family"},
 		{"heartbeat too short", func(c *Config) { c.Heartbeat, c.SuspectAfter = 5*time.Millisecond, 15*time.Millisecond }, "heartbeat: 5ms is shorter than 10ms"},
 		{"negative preempt delay", func(c *Config) { c.PreemptDelay = -time.Second }, "preempt-delay: -1s must not be negative"},
 		{"detector", func(c *Config) { c.Detector = "psychic" }, `detector: "psychic" is not fixed or phi`},
-		{"suspect below heartbeat", func(c *Config) { c.SuspectAfter = 50 * time.Millisecond }, "suspect-after: 50ms must be longer than heartbeat (100ms)"},
+		{"suspect below heartbeat", func(c *Config) { c.SuspectAfter = 50 * time.Millisecond }, "suspect-after: 50ms must be longer than --heartbeat (100ms)"},
 	}
 	for _, c := range cases {
 		cf := ok()
@@ -116,7 +117,7 @@ func TestSettingErrors(t *testing.T) {
 	if strings.Join(settings, "\n") != strings.Join(want, "\n") {
 		t.Errorf("setting errors %q, want %q", settings, want)
 	}
-	if len(others) != 1 || !strings.HasPrefix(others[0], "suspect-after: 100ms must be longer than heartbeat (100ms)") {
+	if len(others) != 1 || !strings.HasPrefix(others[0], "suspect-after: 100ms must be longer than --heartbeat (100ms)") {
 		t.Errorf("other errors %q, want suspect-after's", others)
 	}
 	if r, ok := IntRange("node-id"); !ok || r != (Range{1, MaxNodeID}) {
@@ -248,5 +249,62 @@ func TestDurationText(t *testing.T) {
 		if got := DurationText(d); got != want {
 			t.Errorf("DurationText(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestRelationErrors: every fault of how settings relate is a
+// RelationError that begins with the setting to change and names the
+// others it concerns, so that a front end can name each as it was given;
+// Error names them as flags.
+func TestRelationErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		edit     func(*Config)
+		settings []string
+		text     string // with the settings named <like-this>
+	}{
+		{"election port", func(c *Config) { c.Bind, c.ElectionPort = "198.18.0.1:7947", 7947 }, []string{"election-port", "bind"},
+			"7947 is also the gossip port of the bind address 198.18.0.1:7947 (<bind>)"},
+		{"group family", func(c *Config) { c.Bind, c.Group = "198.18.0.1", netip.MustParseAddr("ff02::4c4c") }, []string{"multicast-group", "bind"},
+			"ff02::4c4c and the bind address 198.18.0.1 (<bind>) are not of one IP family"},
+		{"suspect-after", func(c *Config) { c.SuspectAfter = c.Heartbeat }, []string{"suspect-after", "heartbeat"},
+			"100ms must be longer than <heartbeat> (100ms), or every gap between heartbeats is a failure"},
+		{"lease", func(c *Config) { c.Quorum, c.Lease, c.LeaseMargin = 3, 200*time.Millisecond, 20*time.Millisecond }, []string{"lease", "heartbeat"},
+			"200ms must be longer than two heartbeats (200ms, twice <heartbeat>): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it"},
+		{"lease-margin", func(c *Config) { c.Quorum, c.Lease, c.LeaseMargin = 3, time.Second, time.Millisecond }, []string{"lease-margin", "lease"},
+			"1ms is less than 1.001ms, the clock drift of 500 ppm over a lease of 1s (<lease>)"},
+		{"state-file without quorum", func(c *Config) { c.StateFile = "/var/lib/lanleader/state" }, []string{"state-file", "quorum"},
+			"only in quorum mode (set <quorum> to N)"},
+		{"unit and command line", func(c *Config) { c.JobUnit, c.Job = "a.service", []string{"true"} }, []string{"job-unit", "job"},
+			"the job is either a command line (<job>) or a unit, not both"},
+		{"unit and quorum", func(c *Config) { c.JobUnit, c.Quorum = "a.service", 3; c.DeriveTimeouts() }, []string{"job-unit", "quorum"},
+			"not with quorum mode (<quorum>): the lease's guard can stop only a job the agent forks, not a unit"},
+		{"older key alone", func(c *Config) { c.AcceptKeys = [][]byte{[]byte(strings.Repeat("k", 32))} }, []string{"accept-key-file", "key-file"},
+			"needs <key-file> (the key this agent signs with)"},
+		{"vip is bind", func(c *Config) {
+			c.Bind, c.VIPs = "198.18.0.1", []VIP{{Prefix: netip.MustParsePrefix("198.18.0.1/24")}}
+		}, []string{"vip"},
+			"198.18.0.1 is the bind address (198.18.0.1): the agent's own address moves with no leadership"},
+		{"witness", func(c *Config) { c.Role = "witness" }, []string{"role", "quorum"},
+			"a witness only votes in quorum mode, and quorum is off: set <quorum> to N (N counts the candidates and witnesses), or make this node an observer"},
+	} {
+		c := testConfig()
+		tc.edit(&c)
+		var re *RelationError
+		err := c.Validate()
+		if !errors.As(err, &re) {
+			t.Errorf("%s: %v, want a RelationError", tc.name, err)
+			continue
+		}
+		if got := re.Text(func(s string) string { return "<" + s + ">" }); got != tc.text || !slices.Equal(re.Settings(), tc.settings) {
+			t.Errorf("%s: %q of %q\nwant %q of %q", tc.name, got, re.Settings(), tc.text, tc.settings)
+		}
+		flags := tc.settings[0] + ": " + re.Text(FlagName)
+		if err.Error() != flags || !strings.HasPrefix(flags, tc.settings[0]+": ") {
+			t.Errorf("%s: Error %q, want %q", tc.name, err, flags)
+		}
+	}
+	if FlagName("job") != "after --" || FlagName("bind") != "--bind" {
+		t.Errorf("FlagName: job %q, bind %q", FlagName("job"), FlagName("bind"))
 	}
 }

@@ -32,6 +32,60 @@ func (e *SettingError) Error() string { return e.Setting + ": " + e.Err.Error() 
 
 func (e *SettingError) Unwrap() error { return e.Err }
 
+// A RelationError is a fault of how settings relate: a witness without
+// quorum, a unit beside a command line, a virtual address that is the
+// bind address. Its message begins with Setting, the one to change, and
+// names the others it concerns by Refs, so that a front end that knows
+// where each came from (a flag, a line of a file) names each so (Text);
+// Error names them as flags.
+type RelationError struct {
+	Setting string // the setting the message begins with, named as its flag: "vip"
+	format  string
+	args    []any // the message's arguments; a Ref names a setting
+}
+
+// A Ref is a setting, named as its flag ("bind"), in a RelationError's
+// message.
+type Ref string
+
+// Error is the message with every setting named as its flag: "vip: …
+// (--bind)".
+func (e *RelationError) Error() string { return e.Setting + ": " + e.Text(FlagName) }
+
+// Text is the message without its leading setting, each Ref in it named
+// by name.
+func (e *RelationError) Text(name func(setting string) string) string {
+	args := make([]any, len(e.args))
+	for i, a := range e.args {
+		if r, ok := a.(Ref); ok {
+			a = name(string(r))
+		}
+		args[i] = a
+	}
+	return fmt.Sprintf(e.format, args...)
+}
+
+// Settings are the settings the error concerns: Setting, then each Ref
+// of its message.
+func (e *RelationError) Settings() []string {
+	out := []string{e.Setting}
+	for _, a := range e.args {
+		if r, ok := a.(Ref); ok && !slices.Contains(out, string(r)) {
+			out = append(out, string(r))
+		}
+	}
+	return out
+}
+
+// FlagName names a setting as the command line gives it: "--bind", and
+// the job "after --".
+func FlagName(setting string) string {
+	if s := Lookup(setting); s != nil && !s.IsFlag() {
+		return "after --"
+	}
+	return "--" + setting
+}
+
 // A Range is the range of an integer setting, both ends included.
 type Range struct{ Min, Max int64 }
 
@@ -77,10 +131,10 @@ func (p *problems) notNegative(ds ...namedDuration) {
 	}
 }
 
-// relation records a fault of how settings relate, or of one that names
-// itself otherwise.
-func (p *problems) relation(format string, args ...any) {
-	*p = append(*p, fmt.Errorf(format, args...))
+// relation records a fault of how setting relates to the others its
+// message names (Ref).
+func (p *problems) relation(setting, format string, args ...any) {
+	*p = append(*p, &RelationError{Setting: setting, format: format, args: args})
 }
 
 // Validate checks every field and names the one at fault, one line each;
@@ -178,7 +232,7 @@ func (c *Config) checkNetwork(p *problems) {
 		*p = append(*p, err)
 	}
 	if err == nil && c.ElectionPort != 0 && int(bind.Port()) == c.ElectionPort {
-		p.relation("election-port: %d is also the gossip port of bind %s", c.ElectionPort, c.Bind)
+		p.relation("election-port", "%d is also the gossip port of the bind address %s (%v)", c.ElectionPort, c.Bind, Ref("bind"))
 	}
 	for _, j := range c.Join {
 		if _, _, err := net.SplitHostPort(j); err != nil && strings.Contains(j, ":") && !strings.HasPrefix(j, "[") {
@@ -202,7 +256,7 @@ func (c *Config) checkNetwork(p *problems) {
 	case g.Is6() && !g.IsLinkLocalMulticast():
 		p.setting("multicast-group", "%v is not a link-local IPv6 group (ff02::/16)", g)
 	case err == nil && g.Is4() != (bind.Addr().Unmap().Is4() || bind.Addr().IsUnspecified() && bind.Addr().Is4()):
-		p.relation("multicast-group: %v and bind %v are not of one IP family", g, bind.Addr())
+		p.relation("multicast-group", "%v and the bind address %v (%v) are not of one IP family", g, bind.Addr(), Ref("bind"))
 	}
 	if c.DiscoverInterval == 0 {
 		p.setting("discover-interval", "0 would beacon without pause; a negative interval turns the beacons off")
@@ -224,7 +278,7 @@ func (c *Config) checkProtocol(p *problems) {
 		}
 	}
 	if c.SuspectAfter <= c.Heartbeat {
-		p.relation("suspect-after: %v must be longer than heartbeat (%v), or every gap between heartbeats is a failure", c.SuspectAfter, c.Heartbeat)
+		p.relation("suspect-after", "%v must be longer than %v (%v), or every gap between heartbeats is a failure", c.SuspectAfter, Ref("heartbeat"), c.Heartbeat)
 	}
 	if c.PreemptDelay < 0 {
 		p.setting("preempt-delay", "%v must not be negative", c.PreemptDelay)
@@ -248,10 +302,10 @@ func orList(names []string) string {
 func (c *Config) checkQuorum(p *problems) {
 	if c.Quorum > 0 {
 		if c.Lease <= 2*c.Heartbeat {
-			p.relation("lease: %v must be longer than two heartbeats (%v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat)
+			p.relation("lease", "%v must be longer than two heartbeats (%v, twice %v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat, Ref("heartbeat"))
 		}
 		if m := election.MinLeaseMargin(c.Lease); c.LeaseMargin < m {
-			p.relation("lease-margin: %v is less than %v, the clock drift of %v ppm over a lease of %v", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease)
+			p.relation("lease-margin", "%v is less than %v, the clock drift of %v ppm over a lease of %v (%v)", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease, Ref("lease"))
 		}
 		return
 	}
@@ -260,7 +314,7 @@ func (c *Config) checkQuorum(p *problems) {
 		set  bool
 	}{{"lease", c.Lease != 0}, {"lease-margin", c.LeaseMargin != 0}, {"state-file", c.StateFile != ""}} {
 		if s.set {
-			p.relation("%s: only with quorum (--quorum N)", s.name)
+			p.relation(s.name, "only in quorum mode (set %v to N)", Ref("quorum"))
 		}
 	}
 }
@@ -294,10 +348,10 @@ func (c *Config) checkJobUnit(p *problems) {
 		p.setting("job-unit", "%q is not the name of a systemd service (like lanleader-job.service)", c.JobUnit)
 	}
 	if len(c.Job) > 0 {
-		p.relation("job-unit: the job is either a command line (after --, or job:) or a unit (job_unit), not both")
+		p.relation("job-unit", "the job is either a command line (%v) or a unit, not both", Ref("job"))
 	}
 	if c.Quorum > 0 {
-		p.relation("job-unit: not with quorum: the lease's guard can stop only a job the agent forks, not a unit")
+		p.relation("job-unit", "not with quorum mode (%v): the lease's guard can stop only a job the agent forks, not a unit", Ref("quorum"))
 	}
 }
 
@@ -308,7 +362,7 @@ func (c *Config) checkKeys(p *problems) {
 		p.setting("key-file", "the key is %d bytes, want at least %d", len(c.Key), wire.MinKeyLen)
 	}
 	if len(c.AcceptKeys) > 0 && len(c.Key) == 0 {
-		p.relation("accept-key-file: needs --key-file (the key this agent signs with)")
+		p.relation("accept-key-file", "needs %v (the key this agent signs with)", Ref("key-file"))
 	}
 	for _, k := range c.AcceptKeys {
 		if len(k) < wire.MinKeyLen {
@@ -346,7 +400,7 @@ func (c *Config) checkVIPs(p *problems) {
 			p.setting("vip", "%v and %v are not of one IP family: a leader announces one family's addresses (as keepalived refuses both in one vrrp_instance); run a second agent for the other", first, v.Prefix)
 		}
 		if bindErr == nil && a == bind.Addr().Unmap() {
-			p.relation("vip: %v is the bind address (%s): the agent's own address moves with no leadership", a, c.Bind)
+			p.relation("vip", "%v is the bind address (%s): the agent's own address moves with no leadership", a, c.Bind)
 		}
 		if v.Dev != "" {
 			if !validIfName(v.Dev) {

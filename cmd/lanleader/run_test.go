@@ -85,7 +85,7 @@ func TestRunBadInput(t *testing.T) {
 		{"priority too large", []string{"--priority", "70000"}, "--priority: 70000 out of range 1…65535", 0},
 		{"priority zero", []string{"--priority", "0"}, "--priority: 0 out of range 1…65535", 0},
 		{"heartbeat above its ceiling", []string{"--heartbeat", "1000h"}, "--heartbeat: 1000h is above the ceiling of 1m", 0},
-		{"suspect not above heartbeat", []string{"--heartbeat", "1s", "--suspect-after", "500ms"}, "suspect-after: 500ms must be longer than heartbeat (1s)", 0},
+		{"suspect not above heartbeat", []string{"--heartbeat", "1s", "--suspect-after", "500ms"}, "--suspect-after: 500ms must be longer than --heartbeat (1s)", 0},
 		{"bind not on this host", []string{"--start-timeout", "0", "--bind", "198.18.255.254:0", "--http", "127.0.0.1:0"}, "bind 198.18.255.254: address not on this host", exitNotReady},
 		{"gossip port in use", []string{"--start-timeout", "0", "--bind", fmt.Sprintf("127.0.0.1:%d", busy), "--election-port", "0", "--http", "127.0.0.1:0"}, fmt.Sprintf("bind 127.0.0.1:%d: gossip port already in use", busy), exitNotReady},
 		{"http port in use", []string{"--start-timeout", "0", "--bind", "127.0.0.1:0", "--http", fmt.Sprintf("127.0.0.1:%d", busy)}, fmt.Sprintf("http 127.0.0.1:%d: port already in use", busy), exitNotReady},
