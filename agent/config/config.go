@@ -34,6 +34,10 @@ const (
 	// MinHeartbeat is the shortest heartbeat interval: a resign hold-off
 	// (ten heartbeats) must outlast the election's answer timeout (50ms).
 	MinHeartbeat = 10 * time.Millisecond
+	// MinQuorum is the smallest Quorum that survives the loss of a node
+	// without two leaders: a majority of 3 is 2. Below it a Quorum needs
+	// AllowSmallQuorum.
+	MinQuorum = 3
 	// MaxHeartbeat is the longest heartbeat interval. A LAN tool detects
 	// a failure in seconds (keepalived's advert_int stops at 255s, and is
 	// 1s in practice); a minute already means a failover of three, and a
@@ -268,8 +272,14 @@ type Config struct {
 	// N (itself included) acknowledges its heartbeats within Lease; the
 	// job is killed at the end of the lease at the latest, by its guard,
 	// even while the agent itself is stopped. Every member must use the
-	// same N. At most wire.MaxMembers.
+	// same N. At most wire.MaxMembers. 1 and 2 are refused unless
+	// AllowSmallQuorum: see MinQuorum.
 	Quorum int
+	// AllowSmallQuorum accepts a Quorum of 1 or 2: a majority of 1 is
+	// each node alone (every side of a partition leads), a majority of 2
+	// both nodes (the loss of either leaves no leader). Only in quorum
+	// mode. Default false.
+	AllowSmallQuorum bool
 	// Lease (quorum mode) is how long after a heartbeat the leader leads
 	// on the acknowledgements of it. A leader that cannot renew it steps
 	// down one Heartbeat before it ends: its job gets SIGTERM then, and

@@ -308,3 +308,35 @@ func TestRelationErrors(t *testing.T) {
 		t.Errorf("FlagName: job %q, bind %q", FlagName("job"), FlagName("bind"))
 	}
 }
+
+// TestSmallQuorum: a quorum of 1 or 2 is refused, with why and the recipe
+// for two hosts, unless asked for (AllowSmallQuorum); 0 and 3 need
+// nothing; the ask is only for quorum mode.
+func TestSmallQuorum(t *testing.T) {
+	for _, tc := range []struct {
+		quorum int
+		allow  bool
+		want   string // "" valid
+	}{
+		{0, false, ""},
+		{1, false, "quorum: 1 is below 3: a majority of 1 is this node alone, so each side of a partition leads (two leaders); two hosts: add a witness (role witness on a third, small host) and set quorum 3 on all three (docs/quorum.md); or set --allow-small-quorum to mean it"},
+		{2, false, "quorum: 2 is below 3: a majority of 2 is both nodes, so the leader steps down when either is lost (no failover); two hosts: add a witness (role witness on a third, small host) and set quorum 3 on all three (docs/quorum.md); or set --allow-small-quorum to mean it"},
+		{1, true, ""},
+		{2, true, ""},
+		{3, false, ""},
+		{3, true, ""},
+		{0, true, "allow-small-quorum: only in quorum mode (set --quorum to N)"},
+	} {
+		c := testConfig()
+		c.Quorum, c.AllowSmallQuorum = tc.quorum, tc.allow
+		c.DeriveTimeouts()
+		err := c.Validate()
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+			t.Errorf("quorum %d, allow %v: %v, want %q", tc.quorum, tc.allow, err, tc.want)
+		}
+		var re *RelationError
+		if tc.want != "" && (!errors.As(err, &re) || re.Settings()[0] != strings.SplitN(tc.want, ":", 2)[0]) {
+			t.Errorf("quorum %d, allow %v: not a RelationError of its setting: %#v", tc.quorum, tc.allow, err)
+		}
+	}
+}

@@ -300,6 +300,14 @@ func orList(names []string) string {
 // checkQuorum checks the lease of quorum mode, and that its settings are
 // given only with it.
 func (c *Config) checkQuorum(p *problems) {
+	if c.Quorum > 0 && c.Quorum < MinQuorum && !c.AllowSmallQuorum {
+		why := "a majority of 1 is this node alone, so each side of a partition leads (two leaders)"
+		if c.Quorum == 2 {
+			why = "a majority of 2 is both nodes, so the leader steps down when either is lost (no failover)"
+		}
+		p.relation("quorum", "%d is below %d: %s; two hosts: add a witness (role witness on a third, small host) and set quorum 3 on all three (docs/quorum.md); or set %v to mean it",
+			c.Quorum, MinQuorum, why, Ref("allow-small-quorum"))
+	}
 	if c.Quorum > 0 {
 		if c.Lease <= 2*c.Heartbeat {
 			p.relation("lease", "%v must be longer than two heartbeats (%v, twice %v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat, Ref("heartbeat"))
@@ -312,7 +320,7 @@ func (c *Config) checkQuorum(p *problems) {
 	for _, s := range []struct {
 		name string
 		set  bool
-	}{{"lease", c.Lease != 0}, {"lease-margin", c.LeaseMargin != 0}, {"state-file", c.StateFile != ""}} {
+	}{{"lease", c.Lease != 0}, {"lease-margin", c.LeaseMargin != 0}, {"state-file", c.StateFile != ""}, {"allow-small-quorum", c.AllowSmallQuorum}} {
 		if s.set {
 			p.relation(s.name, "only in quorum mode (set %v to N)", Ref("quorum"))
 		}

@@ -201,6 +201,9 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--quorum", "5"}, func(c *agent.Config) {
 			c.Quorum, c.Lease, c.LeaseMargin = 5, 400*time.Millisecond, 40*time.Millisecond
 		}},
+		{[]string{"--quorum", "2", "--allow-small-quorum"}, func(c *agent.Config) {
+			c.Quorum, c.AllowSmallQuorum, c.Lease, c.LeaseMargin = 2, true, 400*time.Millisecond, 40*time.Millisecond
+		}},
 		{[]string{"--quorum", "3", "--lease", "1s", "--lease-margin", "200ms", "--state-file", stateFile}, func(c *agent.Config) {
 			c.Quorum, c.Lease, c.LeaseMargin, c.StateFile = 3, time.Second, 200*time.Millisecond, stateFile
 		}},
@@ -353,6 +356,7 @@ multicast_group: 239.255.9.9
 preempt: false
 preempt_delay: 2s
 quorum: 5
+allow_small_quorum: true
 lease: 1s
 lease_margin: 150ms
 state_file: STATEFILE
@@ -426,6 +430,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		Preempt:          false,
 		PreemptDelay:     2 * time.Second,
 		Quorum:           5,
+		AllowSmallQuorum: true,
 		Lease:            time.Second,
 		LeaseMargin:      150 * time.Millisecond,
 		StateFile:        stateFile,
@@ -655,6 +660,11 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--http", "localhost"}, []string{`--http: "localhost" is not host:port (like 127.0.0.1:9947) or "off"`}},
 		{"", []string{"--join", "198.18.0.2,,198.18.0.3"}, []string{`--join: empty address in "198.18.0.2,,198.18.0.3"`}},
 		{"", []string{"--quorum", "-1"}, []string{"--quorum: -1 out of range 0…1024"}},
+		{"", []string{"--quorum", "1"}, []string{"--quorum: 1 is below 3: a majority of 1 is this node alone, so each side of a partition leads (two leaders); two hosts: add a witness (role witness on a third, small host) and set quorum 3 on all three (docs/quorum.md); or set --allow-small-quorum to mean it"}},
+		{"", []string{"--quorum", "2", "--role", "witness"}, []string{"--quorum: 2 is below 3: a majority of 2 is both nodes, so the leader steps down when either is lost (no failover); two hosts: add a witness"}},
+		{"name: a\nquorum: 2\n", nil, []string{"config FILE: line 2: quorum: 2 is below 3: a majority of 2 is both nodes", "; or set allow_small_quorum to mean it"}},
+		{"quorum: 2\nallow_small_quorum: false\n", nil, []string{"config FILE: line 1: quorum: 2 is below 3", "; or set allow_small_quorum at line 2 to mean it"}},
+		{"", []string{"--allow-small-quorum"}, []string{"--allow-small-quorum: only in quorum mode (set --quorum to N)"}},
 		{"", []string{"--quorum", "2000"}, []string{"--quorum: 2000 out of range 0…1024"}},
 		{"", []string{"--lease", "1s"}, []string{"--lease: only in quorum mode (set --quorum to N)"}},
 		{"lease: 1s\n", nil, []string{"config FILE: line 1: lease: only in quorum mode (set quorum to N)"}},
@@ -943,5 +953,19 @@ func TestCheckKeys(t *testing.T) {
 	_, _, err := parseRunConfig([]string{"--config", path, "--check", " "}, io.Discard, io.Discard)
 	if err == nil || err.Error() != "--check: empty command" {
 		t.Errorf("an empty --check over the file's checks: %v", err)
+	}
+}
+
+// TestSmallQuorumAllowed: --quorum 1 or 2 runs when asked for, by the
+// flag or the file's key, with the lease of quorum mode.
+func TestSmallQuorumAllowed(t *testing.T) {
+	for _, args := range [][]string{
+		{"--quorum", "2", "--allow-small-quorum"},
+		{"--config", writeConfig(t, "quorum: 1\nallow_small_quorum: true\n")},
+	} {
+		cfg, _, _ := parseOK(t, args...)
+		if cfg.Quorum > 2 || cfg.Quorum < 1 || !cfg.AllowSmallQuorum || cfg.Lease != 400*time.Millisecond {
+			t.Errorf("%q: quorum %d, allow %v, lease %v", args, cfg.Quorum, cfg.AllowSmallQuorum, cfg.Lease)
+		}
 	}
 }
