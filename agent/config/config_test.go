@@ -171,7 +171,7 @@ func TestResolvedChecks(t *testing.T) {
 	wantErrs := []string{
 		"checks[1].timeout | 2s is longer than the check's interval 1s",
 		"checks[1].rise | -1 out of range 1…1000",
-		"checks[1].weight | -5 out of range 0…65535",
+		"checks[1].weight | -5 is negative: a failing check takes its weight off the priority, so keepalived's weight -5 is 5 here (0: fault)",
 		"checks[2].command | empty command",
 		`checks[2].name | "check-1" is the name of checks 1 and 2`,
 	}

@@ -170,7 +170,10 @@ func (c *Config) checkIntegers(p *problems) {
 		if s.Range == nil {
 			continue
 		}
-		if v := intValue(s.ptr(r)); !s.Range.contains(v) {
+		switch v := intValue(s.ptr(r)); {
+		case s.Flag == "check-weight" && v < 0:
+			p.setting(s.Flag, "%v", NegativeWeight(v))
+		case !s.Range.contains(v):
 			p.setting(s.Flag, "%v", s.Range.OutOfRange(strconv.FormatInt(v, 10)))
 		}
 	}

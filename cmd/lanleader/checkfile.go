@@ -138,16 +138,14 @@ func setCheckField(c *agent.Check, field string, v *yaml.Node) error {
 }
 
 // setWeight parses a check's weight: 0 is a fault, more what it takes off
-// the priority. keepalived's weights are signed (a negative one lowers
-// the priority of a failing check, a positive one raises a passing
-// check's); here a failing check lowers it, so keepalived's -20 is 20.
+// the priority; a negative one is keepalived's (config.NegativeWeight).
 func setWeight(c *agent.Check, v string) error {
 	n, err := strconv.Atoi(v)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%q is not an integer", v)
 	case n < 0:
-		return fmt.Errorf("%d is negative: a failing check takes its weight off the priority, so keepalived's weight %d is %d here (0: fault)", n, n, -n)
+		return config.NegativeWeight(int64(n))
 	case n > 65535:
 		return (config.Range{Min: 0, Max: 65535}).OutOfRange(v)
 	}
