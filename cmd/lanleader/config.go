@@ -4,6 +4,7 @@ import (
 	"cmp"
 	_ "embed"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,13 +33,43 @@ var runManual string
 // flag of newRunFlags and no other, with every default the table states
 // (runhelp_test.go and config_test.go check).
 var runUsage = func() string {
-	t := template.Must(template.New("run.txt").Funcs(template.FuncMap{"options": config.Manual}).Parse(runManual))
+	t := template.Must(template.New("run.txt").Funcs(template.FuncMap{"options": config.Manual, "fileKeys": fileKeys}).Parse(runManual))
 	var b strings.Builder
 	if err := t.Execute(&b, nil); err != nil {
 		panic(err)
 	}
 	return b.String()
 }()
+
+// fileKeys are the lines of run -h that name the exceptions to "a key of
+// the file is its flag's name with '_' for '-'": the settings whose key
+// is another name (--check is checks), the job's key, and the flags of
+// the command line alone, which have none.
+func fileKeys() string {
+	var lines, none []string
+	for _, o := range runOptions {
+		switch {
+		case !o.IsFlag():
+			lines = append(lines, "        "+o.Synopsis()+" is "+o.Key)
+		case o.Key != strings.ReplaceAll(o.Flag, "-", "_"):
+			lines = append(lines, "        --"+o.Flag+" is "+o.Key)
+		}
+	}
+	newRunFlags().set.VisitAll(func(f *flag.Flag) {
+		if config.Lookup(f.Name) == nil {
+			none = append(none, "--"+f.Name)
+		}
+	})
+	if len(none) > 0 {
+		last := len(none) - 1
+		list := none[last]
+		if last > 0 {
+			list = strings.Join(none[:last], ", ") + " and " + list
+		}
+		lines = append(lines, "        "+list+" have no key: the command line only")
+	}
+	return strings.Join(lines, "\n")
+}
 
 // settings are what the flags and the config file of `lanleader run` set:
 // the agent's Config, and the format and level of its log (config.Run).
