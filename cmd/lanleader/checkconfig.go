@@ -72,6 +72,9 @@ func runCheckConfig(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "config OK: node %s (node_id %d), priority %d, cluster %s, bind %s, algorithm %s, %s\n",
 		cfg.Name, cfg.NodeID, cfg.Priority, cfg.Cluster, cfg.Bind, cfg.Algorithm, job)
+	for _, w := range append(cfg.RoleWarnings(), cfg.VIPWarnings()...) {
+		fmt.Fprintf(stderr, "lanleader check-config: warning: %s\n", w)
+	}
 	if hostErr != nil {
 		wait := "would wait --start-timeout (" + config.DurationText(cfg.StartTimeout) + ") for it, then exit 3"
 		if cfg.StartTimeout == 0 {
@@ -89,6 +92,11 @@ Checks the flags and the --config file exactly as 'lanleader run' does
 (every flag of run is accepted), and starts nothing: no socket is opened,
 no job or hook runs (keepalived's -t). Run it before a reload
 (systemctl reload lanleader) or a restart.
+
+The warnings run's start would log go to stderr, each after "warning: ",
+and leave the exit status as it is: a setting the node's role makes
+pointless, a virtual address outside every subnet of its interface
+(the neighbours reach it only through a router that routes it there).
 
 Exit status:
   0  the configuration is valid: one line on stdout sums it up

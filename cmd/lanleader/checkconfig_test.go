@@ -15,6 +15,7 @@ import (
 func TestCheckConfig(t *testing.T) {
 	good := writeConfig(t, "name: a\nnode_id: 7\npriority: 150\nbind: 127.0.0.1:7946\n")
 	absent := absentAddr(t)
+	lo := loopbackName(t)
 	bad := writeConfig(t, "name: a\nprioirty: 5\n")
 	for _, tc := range []struct {
 		name      string
@@ -33,6 +34,9 @@ func TestCheckConfig(t *testing.T) {
 		{"bind not on this host, 30s to wait", []string{"--config", good, "--bind", absent.String(), "--start-timeout", "30s"}, 3,
 			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind " + absent.String() + ", algorithm bully, no job\n",
 			"; run would wait --start-timeout (30s) for it, then exit 3\n"},
+		{"vip outside the subnets of its interface", []string{"--config", good, "--vip", "192.0.2.100/24"}, 0,
+			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind 127.0.0.1:7946, algorithm bully, no job\n",
+			"lanleader check-config: warning: vip 192.0.2.100/24: not in a subnet of " + lo + " (127.0.0.1/8): neighbours will not reach it by ARP unless routed\n"},
 		{"bind [::]", []string{"--config", good, "--bind", "[::]"}, 2, "", "lanleader check-config: bind ::: give an IPv6 agent its address"},
 		{"bad value", []string{"--config", good, "--priority", "0"}, 2, "", "--priority"},
 		{"quorum 2", []string{"--config", good, "--quorum", "2"}, 2, "", "--quorum: 2 is below 3"},
@@ -78,4 +82,21 @@ func absentAddr(t *testing.T) netip.Addr {
 	}
 	t.Skip("every address of 192.0.2.0/24 is on this host")
 	return netip.Addr{}
+}
+
+// loopbackName is the name of the loopback interface, which holds
+// 127.0.0.1/8 only.
+func loopbackName(t *testing.T) string {
+	t.Helper()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback != 0 {
+			return i.Name
+		}
+	}
+	t.Skip("no loopback interface")
+	return ""
 }
