@@ -93,7 +93,7 @@ func TestQuorumPausedLoop(t *testing.T) {
 	job := writeScript(t, "job.sh", stampJob)
 	set := newAgentSet(t)
 	c := testConfig("node-1", 1)
-	c.Quorum = 1
+	c.Quorum, c.AllowSmallQuorum = 1, true
 	c.DeriveTimeouts()
 	c.StateFile, c.Job, c.JobGrace = filepath.Join(dir, "state"), []string{job, stamps}, 5*time.Second
 	a := set.start(0, c)
@@ -163,7 +163,7 @@ while :; do sleep 0.05; done
 `)
 	set := newAgentSet(t)
 	c := testConfig("node-1", 1)
-	c.Quorum = 1
+	c.Quorum, c.AllowSmallQuorum = 1, true
 	c.DeriveTimeouts()
 	c.Job, c.JobGrace = []string{job, stamps}, 5*time.Second
 	a := set.start(0, c)

@@ -167,7 +167,7 @@ func TestRoleObserverCluster(t *testing.T) {
 // once.
 func TestRoleTooManyVoters(t *testing.T) {
 	l := startLocal(t, LocalOptions{Nodes: 3, Base: func(c *Config) {
-		c.Quorum = 1
+		c.Quorum, c.AllowSmallQuorum = 1, true
 		c.DeriveTimeouts()
 	}})
 	const warning = "more voting members are alive than --quorum counts"

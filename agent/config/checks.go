@@ -59,6 +59,14 @@ func (c *Config) ResolvedChecks() []Check {
 	return out
 }
 
+// NegativeWeight is the error of a negative check weight, which is
+// keepalived's way: its weights are signed (a negative one lowers the
+// priority of a failing check, a positive one raises a passing check's);
+// here a failing check lowers it, so keepalived's -20 is 20.
+func NegativeWeight(n int64) error {
+	return fmt.Errorf("%d is negative: a failing check takes its weight off the priority, so keepalived's weight %d is %d here (0: fault)", n, n, -n)
+}
+
 // checkName is what a check's name may be: it is a label of the metrics
 // and a word of the log.
 var checkName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -69,9 +77,6 @@ func checkSetting(i int, field string) string { return fmt.Sprintf("checks[%d].%
 
 // checkChecks checks the health checks and the track files.
 func (c *Config) checkChecks(p *problems) {
-	if c.CheckInterval < MinCheckInterval {
-		p.setting("check-interval", "%v is shorter than %v", c.CheckInterval, MinCheckInterval)
-	}
 	p.notNegative(namedDuration{"check-timeout", c.CheckTimeout})
 	if c.CheckTimeout > c.CheckInterval {
 		p.setting("check-timeout", "%v is longer than check-interval %v", c.CheckTimeout, c.CheckInterval)
@@ -104,6 +109,11 @@ func (c *Config) checkCheckNumbers(p *problems, i int, own, ch Check) {
 	if own.Interval > 0 && own.Interval < MinCheckInterval {
 		p.setting(checkSetting(i, "interval"), "%v is shorter than %v", own.Interval, MinCheckInterval)
 	}
+	for _, d := range []namedDuration{{checkSetting(i, "interval"), own.Interval}, {checkSetting(i, "timeout"), own.Timeout}} {
+		if d.d > MaxCheckInterval {
+			p.setting(d.setting, "%s is above the ceiling of %s", DurationText(d.d), DurationText(MaxCheckInterval))
+		}
+	}
 	if own.Timeout > ch.Interval {
 		p.setting(checkSetting(i, "timeout"), "%v is longer than the check's interval %v", own.Timeout, ch.Interval)
 	} else if own.Timeout == 0 && c.CheckTimeout > ch.Interval {
@@ -118,7 +128,9 @@ func (c *Config) checkCheckNumbers(p *problems, i int, own, ch Check) {
 			p.setting(checkSetting(i, n.field), "%v", r.OutOfRange(fmt.Sprint(n.v)))
 		}
 	}
-	if w := *Lookup("check-weight").Range; !w.contains(int64(own.Weight)) {
+	if w := *Lookup("check-weight").Range; own.Weight < 0 {
+		p.setting(checkSetting(i, "weight"), "%v", NegativeWeight(int64(own.Weight)))
+	} else if !w.contains(int64(own.Weight)) {
 		p.setting(checkSetting(i, "weight"), "%v", w.OutOfRange(fmt.Sprint(own.Weight)))
 	}
 }

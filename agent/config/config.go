@@ -34,17 +34,51 @@ const (
 	// MinHeartbeat is the shortest heartbeat interval: a resign hold-off
 	// (ten heartbeats) must outlast the election's answer timeout (50ms).
 	MinHeartbeat = 10 * time.Millisecond
+	// MinQuorum is the smallest Quorum that survives the loss of a node
+	// without two leaders: a majority of 3 is 2. Below it a Quorum needs
+	// AllowSmallQuorum.
+	MinQuorum = 3
+	// MaxHeartbeat is the longest heartbeat interval. A LAN tool detects
+	// a failure in seconds (keepalived's advert_int stops at 255s, and is
+	// 1s in practice); a minute already means a failover of three, and a
+	// typo such as 1000h a crashed leader nobody replaces for months.
+	MaxHeartbeat = time.Minute
+	// MaxSuspectAfter bounds SuspectAfter, and MaxLease and
+	// MaxLeaseMargin the lease and its margin of quorum mode: ten
+	// minutes is more than three of the longest heartbeats (the default
+	// of SuspectAfter, and a lease longer than two of them), and a
+	// failover that takes longer is no failover.
+	MaxSuspectAfter = 10 * time.Minute
+	MaxLease        = 10 * time.Minute
+	MaxLeaseMargin  = 10 * time.Minute
+	// MaxPreemptDelay bounds PreemptDelay: long enough for services to
+	// warm up after a boot; a node that stays out longer is better off
+	// with --preempt=false.
+	MaxPreemptDelay = time.Hour
+	// MaxDiscoverInterval bounds DiscoverInterval: two agents that start
+	// apart find each other only after it (and a cluster n times later).
+	MaxDiscoverInterval = 10 * time.Minute
 	// DefaultLeaveTimeout bounds the graceful leave at shutdown.
 	DefaultLeaveTimeout = 2 * time.Second
 
 	// MinCheckInterval bounds how often a check (a process) may run.
 	MinCheckInterval = 100 * time.Millisecond
+	// MaxCheckInterval bounds how seldom it runs, and so its timeout: a
+	// check of something slow (a backup's age) may run every few minutes,
+	// but one that runs less often than hourly notices nothing in time.
+	MaxCheckInterval = time.Hour
 
 	// DefaultJobGrace is how long a job has to exit after SIGTERM before
 	// its process group is killed: systemd's default TimeoutStopSec is
 	// 90 s, Kubernetes' grace period 30 s; 10 s is enough for a worker to
 	// finish a unit of work, and short enough for a handover.
 	DefaultJobGrace = 10 * time.Second
+	// MaxJobGrace bounds JobGrace: a database may need minutes to shut
+	// down cleanly; an hour is more than any, and a takeover waits for it.
+	MaxJobGrace = time.Hour
+	// MaxTakeoverWait bounds TakeoverWait, whose advice is JobGrace plus
+	// a margin: twice MaxJobGrace leaves room for that.
+	MaxTakeoverWait = 2 * time.Hour
 	// DefaultJobMaxFailures is how many times the job may exit on its
 	// own within JobFailureWindow before this node hands over (systemd's
 	// StartLimitBurst is 5 too).
@@ -55,6 +89,9 @@ const (
 	// DefaultJobFailureWindow is the window JobMaxFailures counts in, and
 	// how long a node that handed over for its job stays at priority 1.
 	DefaultJobFailureWindow = time.Minute
+	// MaxJobFailureWindow bounds JobFailureWindow, which is also how long
+	// a node that handed over for its job stays at priority 1: a day.
+	MaxJobFailureWindow = 24 * time.Hour
 	// JobModeAlways and JobModeOnce are the values of JobMode.
 	JobModeAlways = "always"
 	JobModeOnce   = "once"
@@ -64,6 +101,9 @@ const (
 	// DefaultHookTimeout bounds a hook: a hook that hangs is killed after
 	// it (keepalived's notify scripts have no bound; ours must not pile up).
 	DefaultHookTimeout = 10 * time.Second
+	// MaxHookTimeout bounds HookTimeout: hooks run one at a time, so a
+	// hung hook holds up every later one this long.
+	MaxHookTimeout = time.Hour
 	// DefaultCheckInterval is how often each health check runs; a check
 	// that runs longer than its interval has failed (keepalived's
 	// vrrp_script runs every second; a check is a process, so every 2 s).
@@ -86,11 +126,17 @@ const (
 	// in 0.4s. keepalived's garp_interval is 0: its five go back to back
 	// and are lost together.
 	DefaultVIPAnnounceInterval = 100 * time.Millisecond
+	// MaxVIPAnnounceInterval bounds the gap: the repeats of a burst that
+	// come after the neighbours needed them are of no use.
+	MaxVIPAnnounceInterval = 10 * time.Second
 	// DefaultVIPAnnounceDelay: a second burst this long after the
 	// addresses were taken, for the hosts and switches that missed the
 	// first (a port that was still learning): keepalived's
 	// garp_master_delay, 5s.
 	DefaultVIPAnnounceDelay = 5 * time.Second
+	// MaxVIPAnnounceDelay bounds the second burst's delay: a switch
+	// port learns in well under a minute (spanning tree's 30s at most).
+	MaxVIPAnnounceDelay = 10 * time.Minute
 	// DefaultVIPAnnounceRefresh: a burst this often while the addresses
 	// are held. keepalived's garp_master_refresh is 0, off; ours is on,
 	// because a host that missed both bursts (it was cut off by the
@@ -100,12 +146,19 @@ const (
 	// switches' MAC tables need no refresh: the leader's multicast
 	// heartbeats keep its MAC in them.
 	DefaultVIPAnnounceRefresh = time.Minute
+	// MaxVIPAnnounceRefresh bounds the refresh: a refresh rarer than the
+	// routers' ARP timeout (4h is a common default) refreshes nothing.
+	MaxVIPAnnounceRefresh = 4 * time.Hour
 
 	// DefaultStartTimeout bounds the start's retries while the host is
 	// not ready (StartTimeout): a boot where the network comes up late
 	// (DHCP, a bond, a VLAN) has its address within a minute; after it
 	// the start fails, with a status systemd restarts.
 	DefaultStartTimeout = time.Minute
+	// MaxStartTimeout bounds StartTimeout: a host that waits an hour
+	// for its network is plausible, one that waits more than a day is
+	// broken, and systemd restarts the agent after it anyway.
+	MaxStartTimeout = 24 * time.Hour
 )
 
 // DefaultGroup4 and DefaultGroup6 are the multicast groups of election
@@ -219,8 +272,14 @@ type Config struct {
 	// N (itself included) acknowledges its heartbeats within Lease; the
 	// job is killed at the end of the lease at the latest, by its guard,
 	// even while the agent itself is stopped. Every member must use the
-	// same N. At most wire.MaxMembers.
+	// same N. At most wire.MaxMembers. 1 and 2 are refused unless
+	// AllowSmallQuorum: see MinQuorum.
 	Quorum int
+	// AllowSmallQuorum accepts a Quorum of 1 or 2: a majority of 1 is
+	// each node alone (every side of a partition leads), a majority of 2
+	// both nodes (the loss of either leaves no leader). Only in quorum
+	// mode. Default false.
+	AllowSmallQuorum bool
 	// Lease (quorum mode) is how long after a heartbeat the leader leads
 	// on the acknowledgements of it. A leader that cannot renew it steps
 	// down one Heartbeat before it ends: its job gets SIGTERM then, and

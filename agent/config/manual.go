@@ -87,14 +87,34 @@ func Manual(group string) string {
 // on one line, so that "Default 100." can be looked for in the text.
 func (s *Setting) manual() string {
 	var facts []string
-	if s.Range != nil {
+	switch {
+	case s.Range != nil:
 		facts = append(facts, fmt.Sprintf("Range %d to %d.", s.Range.Min, s.Range.Max))
+	case s.Floor > 0 && s.Ceiling > 0:
+		facts = append(facts, fmt.Sprintf("Range %s to %s.", DurationText(s.Floor), DurationText(s.Ceiling)))
+	case s.Ceiling > 0:
+		facts = append(facts, "At most "+DurationText(s.Ceiling)+".")
 	}
 	facts = append(facts, s.defaultText(), "Key: "+s.Key+"; "+s.ReloadText()+".")
 	const indent = "        "
 	return "    " + s.Synopsis() + "\n" +
 		wrap(strings.Fields(s.Doc), indent, manualWidth) + "\n" +
 		wrap(facts, indent, manualWidth)
+}
+
+// RangeText is the setting's range in the reference's words: "1 … 65535"
+// for an integer, "10ms … 1m" or "at most 1h" for a duration, "" for a
+// setting without one.
+func (s *Setting) RangeText() string {
+	switch {
+	case s.Range != nil:
+		return fmt.Sprintf("%d … %d", s.Range.Min, s.Range.Max)
+	case s.Floor > 0 && s.Ceiling > 0:
+		return DurationText(s.Floor) + " … " + DurationText(s.Ceiling)
+	case s.Ceiling > 0:
+		return "at most " + DurationText(s.Ceiling)
+	}
+	return ""
 }
 
 // defaultText is the manual's sentence of the default: "Default 100." for
@@ -168,12 +188,8 @@ func Reference() string {
 			if s.Group != g {
 				continue
 			}
-			rng := ""
-			if s.Range != nil {
-				rng = fmt.Sprintf("%d … %d", s.Range.Min, s.Range.Max)
-			}
 			fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s | %s |\n",
-				cell(s.Synopsis()), s.Key, cell(s.Default), rng, s.ReloadText(), cell(s.Help))
+				cell(s.Synopsis()), s.Key, cell(s.Default), s.RangeText(), s.ReloadText(), cell(s.Help))
 		}
 	}
 	return b.String()

@@ -115,8 +115,13 @@ func TestReference(t *testing.T) {
 	for i := range Settings {
 		s := &Settings[i]
 		rng := ""
-		if s.Range != nil {
+		switch {
+		case s.Range != nil:
 			rng = fmt.Sprintf("%d … %d", s.Range.Min, s.Range.Max)
+		case s.Floor > 0:
+			rng = DurationText(s.Floor) + " … " + DurationText(s.Ceiling)
+		case s.Ceiling > 0:
+			rng = "at most " + DurationText(s.Ceiling)
 		}
 		row := fmt.Sprintf("| `%s` | `%s` | %s | %s | %s | %s |\n",
 			strings.ReplaceAll(s.Synopsis(), "|", `\|`), s.Key, s.Default, rng, s.ReloadText(), strings.ReplaceAll(s.Help, "|", `\|`))
@@ -138,5 +143,25 @@ func TestReferenceIsCurrent(t *testing.T) {
 	}
 	if string(b) != Reference() {
 		t.Errorf("docs/configuration.md is stale: run go generate ./agent/config")
+	}
+}
+
+// TestManualCeilings: the manual and the reference state each duration's
+// floor and ceiling, so that the limit Validate holds is read before it
+// is hit.
+func TestManualCeilings(t *testing.T) {
+	for _, tc := range []struct{ group, flag, fact, rng string }{
+		{"Failure detection and election", "heartbeat", "Range 10ms to 1m.", "10ms … 1m"},
+		{"Job", "job-grace", "At most 1h.", "at most 1h"},
+		{"Start", "start-timeout", "At most 24h.", "at most 24h"},
+		{"Virtual addresses", "vip-announce-refresh", "At most 4h.", "at most 4h"},
+	} {
+		s := Lookup(tc.flag)
+		if !strings.Contains(Manual(tc.group), s.manual()) || !strings.Contains(s.manual(), "\n        "+tc.fact+" Default ") {
+			t.Errorf("%s: the manual's entry does not say %q:\n%s", tc.flag, tc.fact, s.manual())
+		}
+		if !strings.Contains(Reference(), "| `"+s.Key+"` | "+s.Default+" | "+tc.rng+" | ") {
+			t.Errorf("%s: the reference's row has not the range %q", tc.flag, tc.rng)
+		}
 	}
 }

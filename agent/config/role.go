@@ -22,7 +22,7 @@ func (c *Config) checkRole(p *problems) {
 	case err != nil:
 		p.setting("role", "%q is not %s", c.Role, orList(election.Roles))
 	case r == election.RoleWitness && c.Quorum == 0:
-		p.relation("role: a witness only votes in quorum mode, and quorum is off: set --quorum N (N counts the candidates and witnesses), or make this node an observer (--role observer)")
+		p.relation("role", "a witness only votes in quorum mode, and quorum is off: set %v to N (N counts the candidates and witnesses), or make this node an observer", Ref("quorum"))
 	}
 }
 

@@ -32,6 +32,60 @@ func (e *SettingError) Error() string { return e.Setting + ": " + e.Err.Error() 
 
 func (e *SettingError) Unwrap() error { return e.Err }
 
+// A RelationError is a fault of how settings relate: a witness without
+// quorum, a unit beside a command line, a virtual address that is the
+// bind address. Its message begins with Setting, the one to change, and
+// names the others it concerns by Refs, so that a front end that knows
+// where each came from (a flag, a line of a file) names each so (Text);
+// Error names them as flags.
+type RelationError struct {
+	Setting string // the setting the message begins with, named as its flag: "vip"
+	format  string
+	args    []any // the message's arguments; a Ref names a setting
+}
+
+// A Ref is a setting, named as its flag ("bind"), in a RelationError's
+// message.
+type Ref string
+
+// Error is the message with every setting named as its flag: "vip: …
+// (--bind)".
+func (e *RelationError) Error() string { return e.Setting + ": " + e.Text(FlagName) }
+
+// Text is the message without its leading setting, each Ref in it named
+// by name.
+func (e *RelationError) Text(name func(setting string) string) string {
+	args := make([]any, len(e.args))
+	for i, a := range e.args {
+		if r, ok := a.(Ref); ok {
+			a = name(string(r))
+		}
+		args[i] = a
+	}
+	return fmt.Sprintf(e.format, args...)
+}
+
+// Settings are the settings the error concerns: Setting, then each Ref
+// of its message.
+func (e *RelationError) Settings() []string {
+	out := []string{e.Setting}
+	for _, a := range e.args {
+		if r, ok := a.(Ref); ok && !slices.Contains(out, string(r)) {
+			out = append(out, string(r))
+		}
+	}
+	return out
+}
+
+// FlagName names a setting as the command line gives it: "--bind", and
+// the job "after --".
+func FlagName(setting string) string {
+	if s := Lookup(setting); s != nil && !s.IsFlag() {
+		return "after --"
+	}
+	return "--" + setting
+}
+
 // A Range is the range of an integer setting, both ends included.
 type Range struct{ Min, Max int64 }
 
@@ -77,10 +131,10 @@ func (p *problems) notNegative(ds ...namedDuration) {
 	}
 }
 
-// relation records a fault of how settings relate, or of one that names
-// itself otherwise.
-func (p *problems) relation(format string, args ...any) {
-	*p = append(*p, fmt.Errorf(format, args...))
+// relation records a fault of how setting relates to the others its
+// message names (Ref).
+func (p *problems) relation(setting, format string, args ...any) {
+	*p = append(*p, &RelationError{Setting: setting, format: format, args: args})
 }
 
 // Validate checks every field and names the one at fault, one line each;
@@ -89,6 +143,7 @@ func (p *problems) relation(format string, args ...any) {
 func (c *Config) Validate() error {
 	var p problems
 	c.checkIntegers(&p)
+	c.checkDurations(&p)
 	c.checkIdentity(&p)
 	c.checkNetwork(&p)
 	c.checkProtocol(&p)
@@ -115,10 +170,49 @@ func (c *Config) checkIntegers(p *problems) {
 		if s.Range == nil {
 			continue
 		}
-		if v := intValue(s.ptr(r)); !s.Range.contains(v) {
+		switch v := intValue(s.ptr(r)); {
+		case s.Flag == "check-weight" && v < 0:
+			p.setting(s.Flag, "%v", NegativeWeight(v))
+		case !s.Range.contains(v):
 			p.setting(s.Flag, "%v", s.Range.OutOfRange(strconv.FormatInt(v, 10)))
 		}
 	}
+}
+
+// checkDurations holds every duration setting to its floor and its
+// ceiling. The timeouts that follow the heartbeat are not judged again
+// while the heartbeat is above its own ceiling: one error says it.
+func (c *Config) checkDurations(p *problems) {
+	r := &Run{Config: *c}
+	for i := range Settings {
+		s := &Settings[i]
+		if s.Floor == 0 && s.Ceiling == 0 {
+			continue
+		}
+		d := *s.ptr(r).(*time.Duration)
+		switch {
+		case s.Floor > 0 && d < s.Floor:
+			p.setting(s.Flag, "%v is shorter than %v", d, s.Floor)
+		case s.Ceiling > 0 && d > s.Ceiling && !(c.Heartbeat > MaxHeartbeat && followsHeartbeat[s.Flag]):
+			p.setting(s.Flag, "%s is above the ceiling of %s", DurationText(d), DurationText(s.Ceiling))
+		}
+	}
+}
+
+// followsHeartbeat are the settings whose default is a multiple of the
+// heartbeat.
+var followsHeartbeat = map[string]bool{"suspect-after": true, "lease": true, "lease-margin": true}
+
+// DurationText is d as a person writes it: 1m, 1h30m, 100ms (not 1m0s).
+func DurationText(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = strings.TrimSuffix(t, "0s")
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
 }
 
 // checkIdentity checks the node's and the cluster's names.
@@ -141,7 +235,7 @@ func (c *Config) checkNetwork(p *problems) {
 		*p = append(*p, err)
 	}
 	if err == nil && c.ElectionPort != 0 && int(bind.Port()) == c.ElectionPort {
-		p.relation("election-port: %d is also the gossip port of bind %s", c.ElectionPort, c.Bind)
+		p.relation("election-port", "%d is also the gossip port of the bind address %s (%v)", c.ElectionPort, c.Bind, Ref("bind"))
 	}
 	for _, j := range c.Join {
 		if _, _, err := net.SplitHostPort(j); err != nil && strings.Contains(j, ":") && !strings.HasPrefix(j, "[") {
@@ -165,7 +259,7 @@ func (c *Config) checkNetwork(p *problems) {
 	case g.Is6() && !g.IsLinkLocalMulticast():
 		p.setting("multicast-group", "%v is not a link-local IPv6 group (ff02::/16)", g)
 	case err == nil && g.Is4() != (bind.Addr().Unmap().Is4() || bind.Addr().IsUnspecified() && bind.Addr().Is4()):
-		p.relation("multicast-group: %v and bind %v are not of one IP family", g, bind.Addr())
+		p.relation("multicast-group", "%v and the bind address %v (%v) are not of one IP family", g, bind.Addr(), Ref("bind"))
 	}
 	if c.DiscoverInterval == 0 {
 		p.setting("discover-interval", "0 would beacon without pause; a negative interval turns the beacons off")
@@ -186,11 +280,8 @@ func (c *Config) checkProtocol(p *problems) {
 			p.setting(n.setting, "%q is not %s", n.value, orList(n.names))
 		}
 	}
-	if c.Heartbeat < MinHeartbeat {
-		p.setting("heartbeat", "%v is shorter than %v", c.Heartbeat, MinHeartbeat)
-	}
 	if c.SuspectAfter <= c.Heartbeat {
-		p.relation("suspect-after: %v must be longer than heartbeat (%v), or every gap between heartbeats is a failure", c.SuspectAfter, c.Heartbeat)
+		p.relation("suspect-after", "%v must be longer than %v (%v), or every gap between heartbeats is a failure", c.SuspectAfter, Ref("heartbeat"), c.Heartbeat)
 	}
 	if c.PreemptDelay < 0 {
 		p.setting("preempt-delay", "%v must not be negative", c.PreemptDelay)
@@ -212,21 +303,29 @@ func orList(names []string) string {
 // checkQuorum checks the lease of quorum mode, and that its settings are
 // given only with it.
 func (c *Config) checkQuorum(p *problems) {
+	if c.Quorum > 0 && c.Quorum < MinQuorum && !c.AllowSmallQuorum {
+		why := "a majority of 1 is this node alone, so each side of a partition leads (two leaders)"
+		if c.Quorum == 2 {
+			why = "a majority of 2 is both nodes, so the leader steps down when either is lost (no failover)"
+		}
+		p.relation("quorum", "%d is below %d: %s; two hosts: add a witness (role witness on a third, small host) and set quorum 3 on all three (docs/quorum.md); or set %v to mean it",
+			c.Quorum, MinQuorum, why, Ref("allow-small-quorum"))
+	}
 	if c.Quorum > 0 {
 		if c.Lease <= 2*c.Heartbeat {
-			p.relation("lease: %v must be longer than two heartbeats (%v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat)
+			p.relation("lease", "%v must be longer than two heartbeats (%v, twice %v): a leader steps down a heartbeat before its lease ends, and needs another heartbeat to renew it", c.Lease, 2*c.Heartbeat, Ref("heartbeat"))
 		}
 		if m := election.MinLeaseMargin(c.Lease); c.LeaseMargin < m {
-			p.relation("lease-margin: %v is less than %v, the clock drift of %v ppm over a lease of %v", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease)
+			p.relation("lease-margin", "%v is less than %v, the clock drift of %v ppm over a lease of %v (%v)", c.LeaseMargin, m, election.MaxClockDrift*1e6, c.Lease, Ref("lease"))
 		}
 		return
 	}
 	for _, s := range []struct {
 		name string
 		set  bool
-	}{{"lease", c.Lease != 0}, {"lease-margin", c.LeaseMargin != 0}, {"state-file", c.StateFile != ""}} {
+	}{{"lease", c.Lease != 0}, {"lease-margin", c.LeaseMargin != 0}, {"state-file", c.StateFile != ""}, {"allow-small-quorum", c.AllowSmallQuorum}} {
 		if s.set {
-			p.relation("%s: only with quorum (--quorum N)", s.name)
+			p.relation(s.name, "only in quorum mode (set %v to N)", Ref("quorum"))
 		}
 	}
 }
@@ -260,10 +359,10 @@ func (c *Config) checkJobUnit(p *problems) {
 		p.setting("job-unit", "%q is not the name of a systemd service (like lanleader-job.service)", c.JobUnit)
 	}
 	if len(c.Job) > 0 {
-		p.relation("job-unit: the job is either a command line (after --, or job:) or a unit (job_unit), not both")
+		p.relation("job-unit", "the job is either a command line (%v) or a unit, not both", Ref("job"))
 	}
 	if c.Quorum > 0 {
-		p.relation("job-unit: not with quorum: the lease's guard can stop only a job the agent forks, not a unit")
+		p.relation("job-unit", "not with quorum mode (%v): the lease's guard can stop only a job the agent forks, not a unit", Ref("quorum"))
 	}
 }
 
@@ -274,7 +373,7 @@ func (c *Config) checkKeys(p *problems) {
 		p.setting("key-file", "the key is %d bytes, want at least %d", len(c.Key), wire.MinKeyLen)
 	}
 	if len(c.AcceptKeys) > 0 && len(c.Key) == 0 {
-		p.relation("accept-key-file: needs --key-file (the key this agent signs with)")
+		p.relation("accept-key-file", "needs %v (the key this agent signs with)", Ref("key-file"))
 	}
 	for _, k := range c.AcceptKeys {
 		if len(k) < wire.MinKeyLen {
@@ -312,7 +411,7 @@ func (c *Config) checkVIPs(p *problems) {
 			p.setting("vip", "%v and %v are not of one IP family: a leader announces one family's addresses (as keepalived refuses both in one vrrp_instance); run a second agent for the other", first, v.Prefix)
 		}
 		if bindErr == nil && a == bind.Addr().Unmap() {
-			p.relation("vip: %v is the bind address (%s): the agent's own address moves with no leadership", a, c.Bind)
+			p.relation("vip", "%v is the bind address (%s): the agent's own address moves with no leadership", a, c.Bind)
 		}
 		if v.Dev != "" {
 			if !validIfName(v.Dev) {

@@ -2,15 +2,20 @@ package main
 
 import (
 	"bytes"
+	"net"
+	"net/netip"
 	"strings"
 	"testing"
 )
 
 // TestCheckConfig: a valid config is summed up with exit 0; a bad one
-// exits 2 naming the problem; nothing starts either way (the bind address
-// is taken by nobody: 198.18.0.1 is not on this host).
+// exits 2 naming the problem; one whose bind address is not on this host
+// is summed up too, and exits 3 saying that run would wait for it;
+// nothing starts either way.
 func TestCheckConfig(t *testing.T) {
-	good := writeConfig(t, "name: a\nnode_id: 7\npriority: 150\nbind: 198.18.0.1:7946\n")
+	good := writeConfig(t, "name: a\nnode_id: 7\npriority: 150\nbind: 127.0.0.1:7946\n")
+	absent := absentAddr(t)
+	lo := loopbackName(t)
 	bad := writeConfig(t, "name: a\nprioirty: 5\n")
 	for _, tc := range []struct {
 		name      string
@@ -19,11 +24,25 @@ func TestCheckConfig(t *testing.T) {
 		out, errs string
 	}{
 		{"good file", []string{"--config", good}, 0,
-			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind 198.18.0.1:7946, algorithm bully, no job\n", ""},
+			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind 127.0.0.1:7946, algorithm bully, no job\n", ""},
 		{"flag over file", []string{"--config", good, "--priority", "9", "--", "true"}, 0,
-			"config OK: node a (node_id 7), priority 9, cluster lanleader, bind 198.18.0.1:7946, algorithm bully, job true\n", ""},
+			"config OK: node a (node_id 7), priority 9, cluster lanleader, bind 127.0.0.1:7946, algorithm bully, job true\n", ""},
 		{"bad key", []string{"--config", bad}, 2, "", `line 2: unknown key "prioirty"`},
+		{"bind not on this host", []string{"--config", good, "--bind", absent.String()}, 3,
+			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind " + absent.String() + ", algorithm bully, no job\n",
+			"lanleader check-config: not ready now: bind " + absent.String() + ": address not on this host (it has "},
+		{"bind not on this host, 30s to wait", []string{"--config", good, "--bind", absent.String(), "--start-timeout", "30s"}, 3,
+			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind " + absent.String() + ", algorithm bully, no job\n",
+			"; run would wait --start-timeout (30s) for it, then exit 3\n"},
+		{"vip outside the subnets of its interface", []string{"--config", good, "--vip", "192.0.2.100/24"}, 0,
+			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind 127.0.0.1:7946, algorithm bully, no job\n",
+			"lanleader check-config: warning: vip 192.0.2.100/24: not in a subnet of " + lo + " (127.0.0.1/8): neighbours will not reach it by ARP unless routed\n"},
+		{"bind [::]", []string{"--config", good, "--bind", "[::]"}, 2, "", "lanleader check-config: bind ::: give an IPv6 agent its address"},
 		{"bad value", []string{"--config", good, "--priority", "0"}, 2, "", "--priority"},
+		{"quorum 2", []string{"--config", good, "--quorum", "2"}, 2, "", "--quorum: 2 is below 3"},
+		{"quorum 2 asked for", []string{"--config", good, "--quorum", "2", "--allow-small-quorum"}, 0,
+			"config OK: node a (node_id 7), priority 150, cluster lanleader, bind 127.0.0.1:7946, algorithm bully, no job\n", ""},
+		{"heartbeat above its ceiling", []string{"--config", good, "--heartbeat", "87600h"}, 2, "", "--heartbeat: 87600h is above the ceiling of 1m"},
 		{"missing file", []string{"--config", "/nonexistent/lanleader.yaml"}, 2, "", "/nonexistent/lanleader.yaml"},
 		{"job not found", []string{"--config", good, "--", "no-such-program-here"}, 2, "", "not found in PATH"},
 	} {
@@ -39,4 +58,45 @@ func TestCheckConfig(t *testing.T) {
 	if code := run([]string{"check-config", "-h"}, &out, &out); code != 0 || !strings.Contains(out.String(), "usage: lanleader check-config") {
 		t.Errorf("-h: exit %d: %s", code, out.String())
 	}
+}
+
+// absentAddr is an address of 192.0.2.0/24 that no interface of this
+// host has (nothing is sent to it).
+func absentAddr(t *testing.T) netip.Addr {
+	t.Helper()
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[netip.Addr]bool{}
+	for _, a := range as {
+		if n, ok := a.(*net.IPNet); ok {
+			ip, _ := netip.AddrFromSlice(n.IP)
+			have[ip.Unmap()] = true
+		}
+	}
+	for i := 254; i > 0; i-- {
+		if a := netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}); !have[a] {
+			return a
+		}
+	}
+	t.Skip("every address of 192.0.2.0/24 is on this host")
+	return netip.Addr{}
+}
+
+// loopbackName is the name of the loopback interface, which holds
+// 127.0.0.1/8 only.
+func loopbackName(t *testing.T) string {
+	t.Helper()
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		if i.Flags&net.FlagLoopback != 0 {
+			return i.Name
+		}
+	}
+	t.Skip("no loopback interface")
+	return ""
 }

@@ -43,7 +43,7 @@ type lineError struct {
 }
 
 // setChecks sets s.Checks from the YAML value n of key.
-func setChecks(s *settings, n *yaml.Node, key, path string, where map[string]string, lines map[string]int) *lineError {
+func setChecks(s *settings, n *yaml.Node, key, path string, where map[string]origin, lines map[string]int) *lineError {
 	n = resolve(n)
 	fail := func(line int, k string, format string, args ...any) *lineError {
 		return &lineError{line, k, fmt.Errorf(format, args...)}
@@ -59,7 +59,7 @@ func setChecks(s *settings, n *yaml.Node, key, path string, where map[string]str
 		switch {
 		case item.Kind == yaml.ScalarNode && item.ShortTag() != "!!null":
 			c.Command = item.Value
-			where[at("command")], lines[at("command")] = fmt.Sprintf("config %s: line %d: %s", path, item.Line, at("command")), item.Line
+			where[at("command")], lines[at("command")] = origin{path: path, line: item.Line, key: at("command")}, item.Line
 		case item.Kind == yaml.MappingNode:
 			if err := setCheck(&c, item, at, path, where, lines); err != nil {
 				return err
@@ -73,7 +73,7 @@ func setChecks(s *settings, n *yaml.Node, key, path string, where map[string]str
 }
 
 // setCheck sets c from the mapping m of one check; at names its fields.
-func setCheck(c *agent.Check, m *yaml.Node, at func(string) string, path string, where map[string]string, lines map[string]int) *lineError {
+func setCheck(c *agent.Check, m *yaml.Node, at func(string) string, path string, where map[string]origin, lines map[string]int) *lineError {
 	seen := map[string]bool{}
 	for j := 0; j < len(m.Content); j += 2 {
 		k, v := m.Content[j], resolve(m.Content[j+1])
@@ -94,7 +94,7 @@ func setCheck(c *agent.Check, m *yaml.Node, at func(string) string, path string,
 		if err := setCheckField(c, k.Value, v); err != nil {
 			return &lineError{v.Line, at(k.Value), err}
 		}
-		where[at(k.Value)] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, at(k.Value))
+		where[at(k.Value)] = origin{path: path, line: v.Line, key: at(k.Value)}
 		lines[at(k.Value)] = v.Line
 	}
 	if !seen["command"] {
@@ -138,16 +138,14 @@ func setCheckField(c *agent.Check, field string, v *yaml.Node) error {
 }
 
 // setWeight parses a check's weight: 0 is a fault, more what it takes off
-// the priority. keepalived's weights are signed (a negative one lowers
-// the priority of a failing check, a positive one raises a passing
-// check's); here a failing check lowers it, so keepalived's -20 is 20.
+// the priority; a negative one is keepalived's (config.NegativeWeight).
 func setWeight(c *agent.Check, v string) error {
 	n, err := strconv.Atoi(v)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%q is not an integer", v)
 	case n < 0:
-		return fmt.Errorf("%d is negative: a failing check takes its weight off the priority, so keepalived's weight %d is %d here (0: fault)", n, n, -n)
+		return config.NegativeWeight(int64(n))
 	case n > 65535:
 		return (config.Range{Min: 0, Max: 65535}).OutOfRange(v)
 	}
@@ -156,8 +154,8 @@ func setWeight(c *agent.Check, v string) error {
 }
 
 // forgetChecks drops the places of the file's checks (flags replaced them).
-func forgetChecks(where map[string]string) {
-	maps.DeleteFunc(where, func(k, _ string) bool { return strings.HasPrefix(k, "checks[") })
+func forgetChecks(where map[string]origin) {
+	maps.DeleteFunc(where, func(k string, _ origin) bool { return strings.HasPrefix(k, "checks[") })
 }
 
 // byFlag is the option of the flag named.

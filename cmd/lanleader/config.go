@@ -4,6 +4,7 @@ import (
 	"cmp"
 	_ "embed"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,13 +33,43 @@ var runManual string
 // flag of newRunFlags and no other, with every default the table states
 // (runhelp_test.go and config_test.go check).
 var runUsage = func() string {
-	t := template.Must(template.New("run.txt").Funcs(template.FuncMap{"options": config.Manual}).Parse(runManual))
+	t := template.Must(template.New("run.txt").Funcs(template.FuncMap{"options": config.Manual, "fileKeys": fileKeys}).Parse(runManual))
 	var b strings.Builder
 	if err := t.Execute(&b, nil); err != nil {
 		panic(err)
 	}
 	return b.String()
 }()
+
+// fileKeys are the lines of run -h that name the exceptions to "a key of
+// the file is its flag's name with '_' for '-'": the settings whose key
+// is another name (--check is checks), the job's key, and the flags of
+// the command line alone, which have none.
+func fileKeys() string {
+	var lines, none []string
+	for _, o := range runOptions {
+		switch {
+		case !o.IsFlag():
+			lines = append(lines, "        "+o.Synopsis()+" is "+o.Key)
+		case o.Key != strings.ReplaceAll(o.Flag, "-", "_"):
+			lines = append(lines, "        --"+o.Flag+" is "+o.Key)
+		}
+	}
+	newRunFlags().set.VisitAll(func(f *flag.Flag) {
+		if config.Lookup(f.Name) == nil {
+			none = append(none, "--"+f.Name)
+		}
+	})
+	if len(none) > 0 {
+		last := len(none) - 1
+		list := none[last]
+		if last > 0 {
+			list = strings.Join(none[:last], ", ") + " and " + list
+		}
+		lines = append(lines, "        "+list+" have no key: the command line only")
+	}
+	return strings.Join(lines, "\n")
+}
 
 // settings are what the flags and the config file of `lanleader run` set:
 // the agent's Config, and the format and level of its log (config.Run).
@@ -298,8 +329,8 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	}
 	s := newSettings()
 	// where says where each setting given came from, for Validate's
-	// errors: "--flag", or the file and line.
-	where := map[string]string{}
+	// errors: a flag, or the file's line.
+	where := map[string]origin{}
 	if rf.config != nil {
 		if *rf.config == "" {
 			return agent.Config{}, nil, onceFlags{}, errors.New("--config: empty file name")
@@ -314,13 +345,18 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	// A command line after -- replaces the file's job.
 	if len(job) > 0 {
 		s.Job = job
+		where["job"] = origin{flag: "--"}
 	}
 	if err := rf.once.apply(s); err != nil {
 		return agent.Config{}, nil, onceFlags{}, err
 	}
 	cfg := s.config()
 	if err := cfg.Validate(); err != nil {
-		return agent.Config{}, nil, onceFlags{}, attribute(err, where)
+		file := ""
+		if rf.config != nil {
+			file = *rf.config
+		}
+		return agent.Config{}, nil, onceFlags{}, attribute(err, where, file)
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(s.LogLevel)) // one of the log-level setting's Names, checked by set
@@ -335,22 +371,72 @@ func parseRun(args []string, stdout, stderr io.Writer) (agent.Config, []string, 
 	return cfg, cfg.Job, rf.once, nil
 }
 
-// attribute puts where a setting was given (see parseRun) in place of its
-// name in each of Validate's SettingErrors, so that an error names the
-// flag, or the file's line, to change.
-func attribute(err error, where map[string]string) error {
+// origin is where a setting was given: a flag, or a line of the file.
+type origin struct {
+	flag string // "--vip", or "--" for the job after it; "" for the file's
+	path string // the file
+	line int
+	key  string // the key in the file: "vip", "checks[2].timeout"
+}
+
+// String names the setting at the head of an error: "--vip", or
+// "config PATH: line N: vip".
+func (o origin) String() string {
+	if o.flag != "" {
+		return o.flag
+	}
+	return fmt.Sprintf("config %s: line %d: %s", o.path, o.line, o.key)
+}
+
+// ref names the setting inside an error's message: "--vip" (the job
+// "after --"), or "vip at line N".
+func (o origin) ref() string {
+	switch o.flag {
+	case "":
+		return fmt.Sprintf("%s at line %d", o.key, o.line)
+	case "--":
+		return "after --"
+	}
+	return o.flag
+}
+
+// attribute names where each setting was given (see parseRun) in place of
+// its name in Validate's errors, so that an error names the flag, or the
+// file's key and line, to change: the setting of a SettingError, and
+// every setting a RelationError names. A setting not given is named as
+// the user would give it: its key when the file at path is read, else
+// its flag.
+func attribute(err error, where map[string]origin, path string) error {
+	unnamed := config.FlagName
+	if path != "" {
+		unnamed = settingKey
+	}
 	errs := slices.Clone(unjoin(err))
 	for i, e := range errs {
 		var se *config.SettingError
-		if !errors.As(e, &se) {
-			continue
-		}
-		w := where[se.Setting]
-		if w == "" && strings.HasPrefix(se.Setting, "checks[") {
-			w = where["check"] // a --check flag's, or a file's check that says nothing of it
-		}
-		if w != "" {
-			errs[i] = fmt.Errorf("%s: %w", w, se.Err)
+		var re *config.RelationError
+		switch {
+		case errors.As(e, &se):
+			w, ok := where[se.Setting]
+			if !ok && strings.HasPrefix(se.Setting, "checks[") {
+				w, ok = where["check"] // a --check flag's, or a file's check that says nothing of it
+			}
+			if ok {
+				errs[i] = fmt.Errorf("%s: %w", w, se.Err)
+			}
+		case errors.As(e, &re):
+			head := unnamed(re.Setting)
+			if w, ok := where[re.Setting]; ok {
+				head = w.String()
+			} else if path != "" {
+				head = "config " + path + ": " + head
+			}
+			errs[i] = fmt.Errorf("%s: %s", head, re.Text(func(setting string) string {
+				if w, ok := where[setting]; ok {
+					return w.ref()
+				}
+				return unnamed(setting)
+			}))
 		}
 	}
 	return errors.Join(errs...)

@@ -201,6 +201,9 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--quorum", "5"}, func(c *agent.Config) {
 			c.Quorum, c.Lease, c.LeaseMargin = 5, 400*time.Millisecond, 40*time.Millisecond
 		}},
+		{[]string{"--quorum", "2", "--allow-small-quorum"}, func(c *agent.Config) {
+			c.Quorum, c.AllowSmallQuorum, c.Lease, c.LeaseMargin = 2, true, 400*time.Millisecond, 40*time.Millisecond
+		}},
 		{[]string{"--quorum", "3", "--lease", "1s", "--lease-margin", "200ms", "--state-file", stateFile}, func(c *agent.Config) {
 			c.Quorum, c.Lease, c.LeaseMargin, c.StateFile = 3, time.Second, 200*time.Millisecond, stateFile
 		}},
@@ -353,6 +356,7 @@ multicast_group: 239.255.9.9
 preempt: false
 preempt_delay: 2s
 quorum: 5
+allow_small_quorum: true
 lease: 1s
 lease_margin: 150ms
 state_file: STATEFILE
@@ -426,6 +430,7 @@ func TestParseRunConfigFile(t *testing.T) {
 		Preempt:          false,
 		PreemptDelay:     2 * time.Second,
 		Quorum:           5,
+		AllowSmallQuorum: true,
 		Lease:            time.Second,
 		LeaseMargin:      150 * time.Millisecond,
 		StateFile:        stateFile,
@@ -642,8 +647,9 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--algorithm", "raft"}, []string{`--algorithm: "raft" is not bully, ring, chang-roberts or hirschberg-sinclair`}},
 		{"", []string{"--transport", "tcp"}, []string{`--transport: "tcp" is not multicast or unicast`}},
 		{"", []string{"--role", "leader"}, []string{`--role: "leader" is not candidate, witness or observer`}},
-		{"", []string{"--role", "witness"}, []string{"role: a witness only votes in quorum mode, and quorum is off: set --quorum N"}},
-		{"role: witness\n", nil, []string{"role: a witness only votes in quorum mode"}},
+		{"", []string{"--role", "witness"}, []string{"--role: a witness only votes in quorum mode, and quorum is off: set --quorum to N"}},
+		{"role: witness\n", nil, []string{"config FILE: line 1: role: a witness only votes in quorum mode, and quorum is off: set quorum to N"}},
+		{"quorum: 0\n", []string{"--role", "witness"}, []string{"--role: a witness only votes in quorum mode, and quorum is off: set quorum at line 1 to N"}},
 		{"", []string{"--log-level", "loud"}, []string{`--log-level: "loud" is not debug, info, warn or error`}},
 		{"", []string{"--log-format", "xml"}, []string{`--log-format: "xml" is not text or json`}},
 		{"", []string{"--bind", "nonsense"}, []string{`--bind: "nonsense" is not an IP address with an optional port`}},
@@ -654,11 +660,19 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--http", "localhost"}, []string{`--http: "localhost" is not host:port (like 127.0.0.1:9947) or "off"`}},
 		{"", []string{"--join", "198.18.0.2,,198.18.0.3"}, []string{`--join: empty address in "198.18.0.2,,198.18.0.3"`}},
 		{"", []string{"--quorum", "-1"}, []string{"--quorum: -1 out of range 0…1024"}},
+		{"", []string{"--quorum", "1"}, []string{"--quorum: 1 is below 3: a majority of 1 is this node alone, so each side of a partition leads (two leaders); two hosts: add a witness (role witness on a third, small host) and set quorum 3 on all three (docs/quorum.md); or set --allow-small-quorum to mean it"}},
+		{"", []string{"--quorum", "2", "--role", "witness"}, []string{"--quorum: 2 is below 3: a majority of 2 is both nodes, so the leader steps down when either is lost (no failover); two hosts: add a witness"}},
+		{"name: a\nquorum: 2\n", nil, []string{"config FILE: line 2: quorum: 2 is below 3: a majority of 2 is both nodes", "; or set allow_small_quorum to mean it"}},
+		{"quorum: 2\nallow_small_quorum: false\n", nil, []string{"config FILE: line 1: quorum: 2 is below 3", "; or set allow_small_quorum at line 2 to mean it"}},
+		{"", []string{"--allow-small-quorum"}, []string{"--allow-small-quorum: only in quorum mode (set --quorum to N)"}},
 		{"", []string{"--quorum", "2000"}, []string{"--quorum: 2000 out of range 0…1024"}},
-		{"", []string{"--lease", "1s"}, []string{"lease: only with quorum (--quorum N)"}},
-		{"", []string{"--quorum", "3", "--lease", "200ms"}, []string{"lease: 200ms must be longer than two heartbeats (200ms)"}},
-		{"", []string{"--quorum", "3", "--lease", "1s", "--lease-margin", "1ms"}, []string{"lease-margin: 1ms is less than 1.001ms, the clock drift of 500 ppm over a lease of 1s"}},
-		{"", []string{"--state-file", filepath.Join(dir, "state")}, []string{"state-file: only with quorum (--quorum N)"}},
+		{"", []string{"--lease", "1s"}, []string{"--lease: only in quorum mode (set --quorum to N)"}},
+		{"lease: 1s\n", nil, []string{"config FILE: line 1: lease: only in quorum mode (set quorum to N)"}},
+		{"", []string{"--quorum", "3", "--lease", "200ms"}, []string{"--lease: 200ms must be longer than two heartbeats (200ms, twice --heartbeat)"}},
+		{"heartbeat: 1s\n", []string{"--quorum", "3", "--lease", "2s"}, []string{"--lease: 2s must be longer than two heartbeats (2s, twice heartbeat at line 1)"}},
+		{"", []string{"--quorum", "3", "--lease", "1s", "--lease-margin", "1ms"}, []string{"--lease-margin: 1ms is less than 1.001ms, the clock drift of 500 ppm over a lease of 1s (--lease)"}},
+		{"quorum: 3\nlease: 1s\nlease_margin: 1ms\n", nil, []string{"config FILE: line 3: lease_margin: 1ms is less than 1.001ms, the clock drift of 500 ppm over a lease of 1s (lease at line 2)"}},
+		{"", []string{"--state-file", filepath.Join(dir, "state")}, []string{"--state-file: only in quorum mode (set --quorum to N)"}},
 		{"", []string{"--quorum", "3", "--state-file", filepath.Join(dir, "no", "state")}, []string{"--state-file: state-file " + filepath.Join(dir, "no", "state") + ": its directory " + filepath.Join(dir, "no") + " does not exist"}},
 		{"", []string{"--quorum", "3", "--state-file", worldReadable}, []string{"--state-file: state-file " + worldReadable + ": not a lanleader state file"}},
 		{"", []string{"--job-grace", "-1s"}, []string{"--job-grace: -1s is negative"}},
@@ -669,7 +683,9 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--hook-timeout", "-2s"}, []string{"--hook-timeout: -2s is negative"}},
 		{"", []string{"--check", " "}, []string{"--check: empty command"}},
 		{"", []string{"--check-interval", "10ms"}, []string{"--check-interval: 10ms is shorter than 100ms"}},
-		{"", []string{"--check-weight", "-1"}, []string{"--check-weight: -1 out of range 0…65535"}},
+		{"", []string{"--check-weight", "-20"}, []string{"--check-weight: -20 is negative: a failing check takes its weight off the priority, so keepalived's weight -20 is 20 here (0: fault)"}},
+		{"check_weight: -20\n", nil, []string{"config FILE: line 1: check_weight: -20 is negative: a failing check takes its weight off the priority, so keepalived's weight -20 is 20 here (0: fault)"}},
+		{"", []string{"--check-weight", "70000"}, []string{"--check-weight: 70000 out of range 0…65535"}},
 		{"", []string{"--check-timeout", "3s"}, []string{"--check-timeout: 3s is longer than check-interval 2s"}},
 		{"", []string{"--check-rise", "0"}, []string{"--check-rise: 0 out of range 1…1000"}},
 		{"", []string{"--check-fall", "1001"}, []string{"--check-fall: 1001 out of range 1…1000"}},
@@ -693,16 +709,34 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--key-file", missing}, []string{"--key-file: " + missing + ": no such file or directory"}},
 		{"", []string{"--key-file", dir}, []string{"--key-file: " + dir + ": not a regular file"}},
 		{"", []string{"--key-file", keyFile, "--accept-key-file", worldReadable}, []string{"--accept-key-file: " + worldReadable + " is readable by every user"}},
-		{"", []string{"--accept-key-file", keyFile}, []string{"accept-key-file: needs --key-file"}},
+		{"", []string{"--accept-key-file", keyFile}, []string{"--accept-key-file: needs --key-file (the key this agent signs with)"}},
+		{"accept_key_file: " + keyFile + "\n", nil, []string{"config FILE: line 1: accept_key_file: needs key_file (the key this agent signs with)"}},
 		{"key_file: " + worldReadable + "\n", nil, []string{"config FILE: line 1: key_file: " + worldReadable + " is readable by every user (mode 0644)"}},
 
+		// Durations above their ceilings (a typo): the flag or the file's
+		// key and line, and the ceiling.
+		{"", []string{"--heartbeat", "1000h"}, []string{"--heartbeat: 1000h is above the ceiling of 1m"}},
+		{"", []string{"--heartbeat", "87600h", "--quorum", "3"}, []string{"--heartbeat: 87600h is above the ceiling of 1m"}},
+		{"", []string{"--job-grace", "2h"}, []string{"--job-grace: 2h is above the ceiling of 1h"}},
+		{"", []string{"--start-timeout", "1000h"}, []string{"--start-timeout: 1000h is above the ceiling of 24h"}},
+		{"", []string{"--vip-announce-interval", "1m"}, []string{"--vip-announce-interval: 1m is above the ceiling of 10s"}},
+		{"name: a\nheartbeat: 87600h\n", nil, []string{"config FILE: line 2: heartbeat: 87600h is above the ceiling of 1m"}},
+		{"checks:\n  - command: x\n    interval: 2h\n    timeout: 1s\n", nil, []string{"config FILE: line 3: checks[1].interval: 2h is above the ceiling of 1h"}},
+
 		// What only agent.Config.Validate sees: how fields relate.
-		{"", []string{"--bind", "198.18.0.1:7947"}, []string{"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947"}},
-		{"", []string{"--bind", "198.18.0.1", "--multicast-group", "ff02::4c4c"}, []string{"multicast-group: ff02::4c4c and bind 198.18.0.1 are not of one IP family"}},
-		{"", []string{"--suspect-after", "100ms"}, []string{"suspect-after: 100ms must be longer than heartbeat (100ms)"}},
+		{"", []string{"--bind", "198.18.0.1:7947"}, []string{"--election-port: 7947 is also the gossip port of the bind address 198.18.0.1:7947 (--bind)"}},
+		{"bind: 198.18.0.1:7947\n", nil, []string{"config FILE: election_port: 7947 is also the gossip port of the bind address 198.18.0.1:7947 (bind at line 1)"}},
+		{"", []string{"--bind", "198.18.0.1", "--multicast-group", "ff02::4c4c"}, []string{"--multicast-group: ff02::4c4c and the bind address 198.18.0.1 (--bind) are not of one IP family"}},
+		{"bind: 198.18.0.1\n", []string{"--multicast-group", "ff02::4c4c"}, []string{"--multicast-group: ff02::4c4c and the bind address 198.18.0.1 (bind at line 1) are not of one IP family"}},
+		{"", []string{"--suspect-after", "100ms"}, []string{"--suspect-after: 100ms must be longer than --heartbeat (100ms)"}},
+		{"name: a\nsuspect_after: 100ms\n", nil, []string{"config FILE: line 2: suspect_after: 100ms must be longer than heartbeat (100ms)"}},
+		{"", []string{"--job-unit", "a.service", "--", "true"}, []string{"--job-unit: the job is either a command line (after --) or a unit, not both"}},
+		{"job: [worker]\njob_unit: a.service\n", nil, []string{"config FILE: line 2: job_unit: the job is either a command line (job at line 1) or a unit, not both"}},
+		{"", []string{"--job-unit", "a.service", "--quorum", "3"}, []string{"--job-unit: not with quorum mode (--quorum): the lease's guard can stop only a job the agent forks"}},
+		{"quorum: 3\n", []string{"--job-unit", "a.service"}, []string{"--job-unit: not with quorum mode (quorum at line 1)"}},
 		// Two faults: both, on one line.
 		{"", []string{"--bind", "198.18.0.1:7947", "--join", "a:b:c"}, []string{
-			"election-port: 7947 is also the gossip port of bind 198.18.0.1:7947; ",
+			"--election-port: 7947 is also the gossip port of the bind address 198.18.0.1:7947 (--bind); ",
 			`join: "a:b:c" is not host, host:port or [ipv6]:port`,
 		}},
 
@@ -882,7 +916,8 @@ func TestParseRunConfigVIPErrors(t *testing.T) {
 		{"", []string{"--vip", "198.18.0.100/24,dev=nosuch0"}, `--vip: 198.18.0.100/24: no interface "nosuch0" on this host`},
 		{"", []string{"--vip", "198.18.0.100/24", "--vip", "fd00::100/64"},
 			"--vip: 198.18.0.100/24 and fd00::100/64 are not of one IP family: a leader announces one family's addresses (as keepalived refuses both in one vrrp_instance)"},
-		{"", []string{"--bind", "198.18.0.1", "--vip", "198.18.0.1/24"}, "vip: 198.18.0.1 is the bind address (198.18.0.1)"},
+		{"", []string{"--bind", "198.18.0.1", "--vip", "198.18.0.1/24"}, "--vip: 198.18.0.1 is the bind address (198.18.0.1)"},
+		{"bind: 198.18.0.1\nvip: [198.18.0.1/24]\n", nil, "config FILE: line 2: vip: 198.18.0.1 is the bind address (198.18.0.1)"},
 		{"", []string{"--vip", "198.18.0.100/24", "--vip", "198.18.0.100/25"}, "--vip: 198.18.0.100 is given twice"},
 		{"", []string{"--vip", "127.0.0.100/8"}, `--vip: "127.0.0.100/8": a loopback address, not a host's address`},
 		{"vip: [198.18.0.100/24, \"fd00::1/64\"]\n", nil, "config FILE: line 1: vip: 198.18.0.100/24 and fd00::1/64 are not of one IP family"},
@@ -920,5 +955,19 @@ func TestCheckKeys(t *testing.T) {
 	_, _, err := parseRunConfig([]string{"--config", path, "--check", " "}, io.Discard, io.Discard)
 	if err == nil || err.Error() != "--check: empty command" {
 		t.Errorf("an empty --check over the file's checks: %v", err)
+	}
+}
+
+// TestSmallQuorumAllowed: --quorum 1 or 2 runs when asked for, by the
+// flag or the file's key, with the lease of quorum mode.
+func TestSmallQuorumAllowed(t *testing.T) {
+	for _, args := range [][]string{
+		{"--quorum", "2", "--allow-small-quorum"},
+		{"--config", writeConfig(t, "quorum: 1\nallow_small_quorum: true\n")},
+	} {
+		cfg, _, _ := parseOK(t, args...)
+		if cfg.Quorum > 2 || cfg.Quorum < 1 || !cfg.AllowSmallQuorum || cfg.Lease != 400*time.Millisecond {
+			t.Errorf("%q: quorum %d, allow %v, lease %v", args, cfg.Quorum, cfg.AllowSmallQuorum, cfg.Lease)
+		}
 	}
 }

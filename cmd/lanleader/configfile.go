@@ -17,11 +17,11 @@ import (
 )
 
 // loadConfigFile applies the YAML file at path to s. The file is one
-// mapping of runOptions' keys; where gets "config PATH: line N: key" for
-// each key. Every unknown or repeated key is told at once; of the faults of
+// mapping of runOptions' keys; where gets the file's line and key of
+// each. Every unknown or repeated key is told at once; of the faults of
 // the values (their syntax, then Validate's faults of a value alone), the
 // first in the file's order, even where a flag would replace the value.
-func loadConfigFile(path string, s *settings, where map[string]string) error {
+func loadConfigFile(path string, s *settings, where map[string]origin) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("config %s: %s", path, fmt.Sprintf(format, args...))
 	}
@@ -72,13 +72,13 @@ func loadConfigFile(path string, s *settings, where map[string]string) error {
 				faults = append(faults, fault{err.line, err.key, err.err})
 			}
 			seen[o.Flag], lines[o.Flag] = k.Line, v.Line
-			where[o.Flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
+			where[o.Flag] = origin{path: path, line: v.Line, key: k.Value}
 		default:
 			if err := o.setNode(s, v); err != nil {
 				faults = append(faults, fault{v.Line, k.Value, err})
 			}
 			seen[o.Flag], lines[o.Flag] = k.Line, v.Line
-			where[o.Flag] = fmt.Sprintf("config %s: line %d: %s", path, v.Line, k.Value)
+			where[o.Flag] = origin{path: path, line: v.Line, key: k.Value}
 		}
 	}
 	if len(wrong) > 0 {

@@ -28,7 +28,8 @@ const manMarker = "\x00options "
 // heading, the options of each group as a marker line.
 func manSections() (map[string]string, []string) {
 	t := template.Must(template.New("run.txt").Funcs(template.FuncMap{
-		"options": func(group string) string { return manMarker + group },
+		"options":  func(group string) string { return manMarker + group },
+		"fileKeys": fileKeys,
 	}).Parse(runManual))
 	var b strings.Builder
 	if err := t.Execute(&b, nil); err != nil {

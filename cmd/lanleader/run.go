@@ -69,6 +69,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lanleader run: %s\n", oneLineErr(err))
 		return exitConfig
 	}
+	// The agent logged its own warnings (the role's); these need the
+	// host's interfaces, which are up now.
+	for _, w := range cfg.VIPWarnings() {
+		log.Warn(w)
+	}
 	// A panic of this goroutine takes the job down first (one of another
 	// goroutine kills the process: the job's guard stops the job then).
 	defer func() {

@@ -63,7 +63,7 @@ func (rf *runFlags) parse(args []string, stdout io.Writer) error {
 
 // apply sets the options whose flags were given, in the order of
 // runOptions; a list given by flags replaces the file's.
-func (rf *runFlags) apply(s *settings, where map[string]string) error {
+func (rf *runFlags) apply(s *settings, where map[string]origin) error {
 	given := map[string]bool{}
 	rf.set.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for _, o := range runOptions {
@@ -79,7 +79,7 @@ func (rf *runFlags) apply(s *settings, where map[string]string) error {
 				return fmt.Errorf("--%s: %w", o.Flag, err)
 			}
 		}
-		where[o.Flag] = "--" + o.Flag
+		where[o.Flag] = origin{flag: "--" + o.Flag}
 	}
 	return nil
 }

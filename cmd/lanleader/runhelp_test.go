@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -161,5 +162,46 @@ func checkHelpNamesRunFlags(t *testing.T, name, text string) {
 	}
 	if len(known) != len(runOptions)+3 { // the job has no flag; --config, --once, --once-timeout and --help are not the table's
 		t.Errorf("run has %d flags and --help, the table %d settings", len(known)-1, len(runOptions))
+	}
+}
+
+// TestRunHelpFileKeys: what run -h says of the file's keys is true: each
+// flag whose key is not its name with '_' for '-' is listed with its key,
+// which the file reads, and each flag said to have no key is refused in
+// the file.
+func TestRunHelpFileKeys(t *testing.T) {
+	_, section, _ := strings.Cut(runUsage, "\nCONFIG FILE\n")
+	section, _, _ = strings.Cut(section, "For example:")
+	if strings.Contains(section, "every flag but --config has one") {
+		t.Errorf("run -h still says every flag but --config has a key")
+	}
+	for _, want := range []string{"--check is checks", "--track-file is track_files", "-- JOB [ARGS...] is job",
+		"--config, --once and --once-timeout have no key"} {
+		if !strings.Contains(section, "\n        "+want) {
+			t.Errorf("run -h's CONFIG FILE does not say %q:\n%s", want, section)
+		}
+	}
+	listed := 0
+	for _, o := range runOptions {
+		if o.IsFlag() && o.Key != strings.ReplaceAll(o.Flag, "-", "_") {
+			listed++
+			if !strings.Contains(section, "--"+o.Flag+" is "+o.Key+"\n") {
+				t.Errorf("run -h does not say that --%s is %s in the file", o.Flag, o.Key)
+			}
+		}
+	}
+	if listed < 2 {
+		t.Errorf("only %d flags with a key of another name", listed)
+	}
+	// The file reads the keys said, and refuses the flags said to have none.
+	cfg, _, _ := parseOK(t, "--config", writeConfig(t, "checks: [\"true\"]\ntrack_files: [/run/maintenance]\n"))
+	if len(cfg.Checks) != 1 || len(cfg.TrackFiles) != 1 {
+		t.Errorf("checks and track_files: %+v, %q", cfg.Checks, cfg.TrackFiles)
+	}
+	for _, key := range []string{"config", "once", "once_timeout", "once-timeout", "track_file"} {
+		_, _, err := parseRunConfig([]string{"--config", writeConfig(t, key+": x\n")}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "unknown key \""+key+"\"") {
+			t.Errorf("the key %s in the file: %v, want an unknown key", key, err)
+		}
 	}
 }
