@@ -40,7 +40,7 @@ func TestRoleConfig(t *testing.T) {
 	want := []string{
 		"role observer: this node never leads, so the job never runs here",
 		"role observer: this node never leads, so the on_leader hook never runs here",
-		"role observer: this node never leads, so the virtual addresses (--vip) never runs here",
+		"role observer: this node never leads, so the virtual addresses (--vip) are never held here",
 	}
 	if w := c.RoleWarnings(); !slices.Equal(w, want) {
 		t.Errorf("observer warnings %q\nwant %q", w, want)

@@ -480,7 +480,9 @@ func TestValidateVIPs(t *testing.T) {
 		{"loopback", func(c *Config) { c.VIPs = []VIP{{Prefix: p("127.0.0.5/8")}} }, "vip: 127.0.0.5/8 is not a unicast address that hosts can share", true},
 		{"multicast", func(c *Config) { c.VIPs = []VIP{{Prefix: p("239.1.1.1/24")}} }, "is not a unicast address", true},
 		{"prefix 0", func(c *Config) { c.VIPs = []VIP{{Prefix: p("198.18.0.100/0")}} }, "vip: 198.18.0.100/0: a prefix length of 0", true},
-		{"no such interface", func(c *Config) { c.VIPs[1].Dev = "nosuch0" }, `vip: 198.18.0.101/24: no interface "nosuch0" on this host (it has `, true},
+		// A fault of the address with the role: a node that never leads
+		// may have another host's interfaces (TestValidateVIPsNeverLeads).
+		{"no such interface", func(c *Config) { c.VIPs[1].Dev = "nosuch0" }, `vip: 198.18.0.101/24: no interface "nosuch0" on this host (it has `, false},
 		{"bad interface name", func(c *Config) { c.VIPs[1].Dev = "../lo" }, `vip: "../lo" is not an interface name`, true},
 		{"mixed families", func(c *Config) { c.VIPs = append(c.VIPs, VIP{Prefix: p("fd00::100/64")}) },
 			"vip: 198.18.0.100/24 and fd00::100/64 are not of one IP family", true},
@@ -588,5 +590,21 @@ func TestVIPPreemptionIsNoConflict(t *testing.T) {
 	})
 	if n := testutil.ToFloat64(a2.met.VIPConflicts.WithLabelValues("198.18.0.100/24")); n != 0 || strings.Contains(s.logs.String(), "the addresses conflict") {
 		t.Errorf("a preemption counted %v conflicts, or logged one", n)
+	}
+}
+
+// TestValidateVIPsNeverLeads: a witness or an observer never holds the
+// addresses, so an interface of another host's list is no fault of its
+// configuration (the candidates' file serves it too); a candidate's is.
+func TestValidateVIPsNeverLeads(t *testing.T) {
+	for _, role := range []string{"candidate", "witness", "observer"} {
+		c := config.DefaultConfig()
+		c.Name, c.NodeID, c.Bind, c.Logger, c.Role, c.Quorum = "a", 1, "198.18.0.1:7946", quiet(), role, 3
+		c.Lease, c.LeaseMargin = 400*time.Millisecond, 40*time.Millisecond
+		c.VIPs = []VIP{{Prefix: netip.MustParsePrefix("198.18.0.100/24"), Dev: "nosuch0"}}
+		err := c.Validate()
+		if got, want := err != nil, role == "candidate"; got != want {
+			t.Errorf("role %s: %v; want an error: %v", role, err, want)
+		}
 	}
 }

@@ -145,7 +145,7 @@ func (c *Config) BindAddrPort() (netip.AddrPort, error) {
 	if a, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
 		return netip.AddrPortFrom(a, DefaultGossipPort), nil
 	}
-	return netip.AddrPort{}, fmt.Errorf("bind %q: want an IP address with an optional port, like 198.18.0.1:7946", s)
+	return netip.AddrPort{}, fmt.Errorf("bind %q: want an IP address with an optional port, like 192.0.2.1:7946", s)
 }
 
 // ElectionConfig is the election machine's configuration for this agent;

@@ -168,7 +168,9 @@ The settings of ` + "`lanleader run`" + `, in the groups of its manual
 (` + "`lanleader run -h`" + `, which says more of each). Each one is a flag and a
 key of the YAML file of ` + "`--config`" + `: a flag on the command line wins
 over the file, and the file over the default. The job has no flag: it
-is the command line after ` + "`--`" + `. A *reloadable* setting takes its new
+is the command line after ` + "`--`" + `. Three flags have no key:
+` + "`--config`" + ` itself, and ` + "`--once`" + ` and ` + "`--once-timeout`" + ` of
+` + "`lanleader run --once`" + ` ([the job](job.md)). A *reloadable* setting takes its new
 value on a reload (SIGHUP, ` + "`systemctl reload`" + `); one that *needs a
 restart* keeps its running value until the agent restarts.
 `

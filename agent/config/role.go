@@ -41,12 +41,12 @@ func (c *Config) RoleWarnings() []string {
 		set  bool
 		name string
 	}{
-		{len(c.Job) > 0, "the job"},
-		{c.OnLeader != "", "the on_leader hook"},
-		{len(c.VIPs) > 0, "the virtual addresses (--vip)"},
+		{len(c.Job) > 0, "the job never runs here"},
+		{c.OnLeader != "", "the on_leader hook never runs here"},
+		{len(c.VIPs) > 0, "the virtual addresses (--vip) are never held here"},
 	} {
 		if s.set {
-			w = append(w, "role "+r.String()+": this node never leads, so "+s.name+" never runs here")
+			w = append(w, "role "+r.String()+": this node never leads, so "+s.name)
 		}
 	}
 	return w

@@ -392,7 +392,7 @@ func (c *Config) checkVIPs(p *problems) {
 		a := v.Prefix.Addr()
 		switch {
 		case !v.Prefix.IsValid():
-			p.setting("vip", "%q is not an address with a prefix length, like 198.18.0.100/24", v.Prefix.String())
+			p.setting("vip", "%q is not an address with a prefix length, like 192.0.2.100/24", v.Prefix.String())
 			continue
 		case !a.IsGlobalUnicast() || a.Zone() != "":
 			p.setting("vip", "%v is not a unicast address that hosts can share (not loopback, link-local, multicast or unspecified)", v.Prefix)
@@ -414,10 +414,12 @@ func (c *Config) checkVIPs(p *problems) {
 			p.relation("vip", "%v is the bind address (%s): the agent's own address moves with no leadership", a, c.Bind)
 		}
 		if v.Dev != "" {
+			// A node that never leads never holds the addresses: its
+			// configuration may be the candidates', interfaces and all.
 			if !validIfName(v.Dev) {
 				p.setting("vip", "%q is not an interface name", v.Dev)
-			} else if _, err := os.Stat("/sys/class/net/" + v.Dev); err != nil {
-				p.setting("vip", "%v: no interface %q on this host (it has %s)", v.Prefix, v.Dev, strings.Join(interfaceNames(), ", "))
+			} else if _, err := os.Stat("/sys/class/net/" + v.Dev); err != nil && c.ElectionRole().MayLead() {
+				p.relation("vip", "%v: no interface %q on this host (it has %s)", v.Prefix, v.Dev, strings.Join(interfaceNames(), ", "))
 			}
 		}
 	}

@@ -26,9 +26,11 @@ func loadRun(args []string, stdout, stderr io.Writer) (agent.Config, onceFlags, 
 	if err != nil {
 		return cfg, once, err
 	}
-	if len(job) > 0 {
+	if len(job) > 0 && cfg.ElectionRole().MayLead() {
 		// Refused now rather than at the first leadership: a job that
-		// cannot start would make every node fail it in turn.
+		// cannot start would make every node fail it in turn. A node
+		// that never leads never runs it (its start warns), so that the
+		// candidates' file serves it too.
 		if _, err := exec.LookPath(job[0]); err != nil {
 			return cfg, once, fmt.Errorf("job: %s", lookPathMessage(job[0], err))
 		}

@@ -17,6 +17,9 @@ func TestCheckConfig(t *testing.T) {
 	absent := absentAddr(t)
 	lo := loopbackName(t)
 	bad := writeConfig(t, "name: a\nprioirty: 5\n")
+	// The candidates' file, as a witness's: its job and its interface are
+	// another host's.
+	candidates := writeConfig(t, "name: a\nnode_id: 7\nbind: 127.0.0.1:7946\nquorum: 3\nvip: [\"192.0.2.100/24,dev=nosuch0\"]\njob: [/nonexistent/worker]\n")
 	for _, tc := range []struct {
 		name      string
 		args      []string
@@ -45,6 +48,12 @@ func TestCheckConfig(t *testing.T) {
 		{"heartbeat above its ceiling", []string{"--config", good, "--heartbeat", "87600h"}, 2, "", "--heartbeat: 87600h is above the ceiling of 1m"},
 		{"missing file", []string{"--config", "/nonexistent/lanleader.yaml"}, 2, "", "/nonexistent/lanleader.yaml"},
 		{"job not found", []string{"--config", good, "--", "no-such-program-here"}, 2, "", "not found in PATH"},
+		{"the candidates' file on a candidate", []string{"--config", candidates}, 2, "",
+			`line 5: vip: 192.0.2.100/24: no interface "nosuch0" on this host`},
+		{"the candidates' file on a witness", []string{"--config", candidates, "--role", "witness"}, 0,
+			"config OK: node a (node_id 7), priority 100, cluster lanleader, bind 127.0.0.1:7946, algorithm bully, job /nonexistent/worker\n",
+			"lanleader check-config: warning: role witness: this node never leads, so the job never runs here\n" +
+				"lanleader check-config: warning: role witness: this node never leads, so the virtual addresses (--vip) are never held here\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer

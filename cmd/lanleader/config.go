@@ -164,7 +164,7 @@ func (o option) set(s *settings, v string) error {
 		return err
 	case config.KindIPPort:
 		if _, err := (&config.Config{Bind: v}).BindAddrPort(); err != nil {
-			return fmt.Errorf("%q is not an IP address with an optional port (like 198.18.0.1 or 198.18.0.1:7946)", v)
+			return fmt.Errorf("%q is not an IP address with an optional port (like 192.0.2.1 or 192.0.2.1:7946)", v)
 		}
 		*p.(*string) = v
 	case config.KindHostPortOrOff:

@@ -699,13 +699,13 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"", []string{"--start-timeout", "-1s"}, []string{`--start-timeout: -1s is negative; want 0 (none) or more`}},
 		{"", []string{"--vip-track-link=maybe"}, []string{`--vip-track-link: "maybe" is not true or false`}},
 		{"", []string{"--vip-track-link", "false"}, []string{`unexpected argument "false" (write --vip-track-link=false, with an '=')`}},
-		{"vip: 198.18.0.100/24\n", nil, []string{"config FILE: line 1: vip: want a list of virtual addresses, like [\"198.18.0.100/24\""}},
+		{"vip: 198.18.0.100/24\n", nil, []string{"config FILE: line 1: vip: want a list of virtual addresses, like [\"192.0.2.100/24\""}},
 		{"vip: [[x]]\n", nil, []string{"config FILE: line 1: vip: item 1 is not an address"}},
 		{"vip_announce_delay: 5\n", nil, []string{`config FILE: line 1: vip_announce_delay: 5 has no unit`}},
 		{"vip_announce_repeat: 0\n", nil, []string{"config FILE: line 1: vip_announce_repeat: 0 out of range 1…100"}},
 		{"", []string{"--key-file", worldReadable}, []string{"--key-file: " + worldReadable + " is readable by every user (mode 0644): anyone on this host could forge election packets; chmod o-r"}},
 		{"", []string{"--key-file", worldWritable}, []string{"--key-file: " + worldWritable + " is writable by every user (mode 0602)"}},
-		{"", []string{"--key-file", short}, []string{"--key-file: " + short + ": the key is 31 bytes, want at least 32 (make one with: head -c 32 /dev/urandom > "}},
+		{"", []string{"--key-file", short}, []string{"--key-file: " + short + ": the key is 31 bytes, want at least 32 (make one with: head -c 48 /dev/urandom | base64 > "}},
 		{"", []string{"--key-file", missing}, []string{"--key-file: " + missing + ": no such file or directory"}},
 		{"", []string{"--key-file", dir}, []string{"--key-file: " + dir + ": not a regular file"}},
 		{"", []string{"--key-file", keyFile, "--accept-key-file", worldReadable}, []string{"--accept-key-file: " + worldReadable + " is readable by every user"}},
@@ -769,7 +769,7 @@ func TestParseRunConfigErrors(t *testing.T) {
 		{"preempt: maybe\n", nil, []string{`config FILE: line 1: preempt: "maybe" is not true or false`}},
 		{"bind: nonsense\n", nil, []string{`config FILE: line 1: bind: "nonsense" is not an IP address with an optional port`}},
 		{"multicast_group: 10.0.0.1\n", nil, []string{"config FILE: line 1: multicast_group: 10.0.0.1 is not a multicast address"}},
-		{"join: 198.18.0.2\n", nil, []string{`config FILE: line 1: join: want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`}},
+		{"join: 198.18.0.2\n", nil, []string{`config FILE: line 1: join: want a list of addresses, like [192.0.2.2, "192.0.2.3:7946"]`}},
 		{"join: [198.18.0.2, [x]]\n", nil, []string{"config FILE: line 1: join: item 2 is not an address"}},
 		{"job: []\n", nil, []string{"config FILE: line 1: job: empty command"}},
 		{"job: {cmd: x}\n", nil, []string{"config FILE: line 1: job: want a command line, as a list"}},
@@ -900,7 +900,7 @@ func TestRunUsage(t *testing.T) {
 	got, _, _ := parseOK(t, "--config", writeConfig(t, file.String()))
 	want := defaultRunConfig(t)
 	want.Name, want.Priority, want.Cluster = "host-a", 150, "jobs"
-	want.Join = []string{"198.18.0.2", "198.18.0.3:7946"}
+	want.Join = []string{"192.0.2.2", "192.0.2.3:7946"}
 	want.Preempt = false
 	diffConfig(t, "the example of runUsage", got, want)
 }
@@ -912,7 +912,7 @@ func TestParseRunConfigVIPErrors(t *testing.T) {
 		args []string
 		want string // FILE is the config file's path
 	}{
-		{"", []string{"--vip", "nonsense"}, `--vip: "nonsense": no prefix length (want ADDR/PREFIX, e.g. 198.18.0.100/24)`},
+		{"", []string{"--vip", "nonsense"}, `--vip: "nonsense": no prefix length (want ADDR/PREFIX, e.g. 192.0.2.100/24)`},
 		{"", []string{"--vip", "198.18.0.100/24,dev=nosuch0"}, `--vip: 198.18.0.100/24: no interface "nosuch0" on this host`},
 		{"", []string{"--vip", "198.18.0.100/24", "--vip", "fd00::100/64"},
 			"--vip: 198.18.0.100/24 and fd00::100/64 are not of one IP family: a leader announces one family's addresses (as keepalived refuses both in one vrrp_instance)"},
@@ -922,7 +922,7 @@ func TestParseRunConfigVIPErrors(t *testing.T) {
 		{"", []string{"--vip", "127.0.0.100/8"}, `--vip: "127.0.0.100/8": a loopback address, not a host's address`},
 		{"vip: [198.18.0.100/24, \"fd00::1/64\"]\n", nil, "config FILE: line 1: vip: 198.18.0.100/24 and fd00::1/64 are not of one IP family"},
 		{"name: a\nvip: [\"198.18.0.100/24,dev=nosuch0\"]\n", nil, `config FILE: line 2: vip: 198.18.0.100/24: no interface "nosuch0" on this host`},
-		{"vip: [nonsense]\n", nil, `config FILE: line 1: vip: "nonsense": no prefix length (want ADDR/PREFIX, e.g. 198.18.0.100/24)`},
+		{"vip: [nonsense]\n", nil, `config FILE: line 1: vip: "nonsense": no prefix length (want ADDR/PREFIX, e.g. 192.0.2.100/24)`},
 	} {
 		args, path := tc.args, ""
 		if tc.file != "" {

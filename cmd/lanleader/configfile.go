@@ -144,9 +144,9 @@ func yamlMapping(data []byte) (*yaml.Node, error) {
 // lists are what a list option wants in the file, and what each item must
 // be.
 var lists = map[config.Kind]struct{ want, item string }{
-	config.KindAddrList: {`want a list of addresses, like [198.18.0.2, "198.18.0.3:7946"]`, "an address"},
+	config.KindAddrList: {`want a list of addresses, like [192.0.2.2, "192.0.2.3:7946"]`, "an address"},
 	config.KindFileList: {`want a list of files, like [/etc/lanleader/maintenance]`, "a string"},
-	config.KindVIPAddr:  {`want a list of virtual addresses, like ["198.18.0.100/24", "198.18.0.101/24,dev=eth1"]`, "an address"},
+	config.KindVIPAddr:  {`want a list of virtual addresses, like ["192.0.2.100/24", "192.0.2.101/24,dev=eth1"]`, "an address"},
 	config.KindArgv:     {`want a command line, as a list (like [/usr/bin/worker, --fast]) or a string for /bin/sh -c`, "a string"},
 }
 

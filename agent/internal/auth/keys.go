@@ -95,7 +95,7 @@ func LoadKeyFile(path string) ([]byte, error) {
 		b = b[:len(b)-1]
 	}
 	if len(b) < MinKeyLen {
-		return nil, fmt.Errorf("%s: the key is %d bytes, want at least %d (make one with: head -c 32 /dev/urandom > %s)", path, len(b), MinKeyLen, path)
+		return nil, fmt.Errorf("%s: the key is %d bytes, want at least %d (make one with: head -c 48 /dev/urandom | base64 > %s)", path, len(b), MinKeyLen, path)
 	}
 	return b, nil
 }

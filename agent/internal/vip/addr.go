@@ -9,7 +9,7 @@ import (
 // Addr is one virtual address: an address with its prefix length, on an
 // interface.
 type Addr struct {
-	Prefix netip.Prefix // 198.18.0.100/24, 2001:db8::100/64; the address itself, not masked
+	Prefix netip.Prefix // 192.0.2.100/24, 2001:db8::100/64; the address itself, not masked
 	Dev    string       // the interface's name; "" until resolved (see Parse)
 }
 
@@ -28,7 +28,7 @@ const maxDevLen = 15
 // Parse parses the flag's (and the YAML list's) form,
 // ADDR/PREFIX[,dev=IFACE]. Without dev=, Dev is "" and the caller sets the
 // bind address's interface. The prefix keeps the address as written
-// (198.18.0.100/24, not 198.18.0.0/24). The address must be one a host can
+// (192.0.2.100/24, not 192.0.2.0/24). The address must be one a host can
 // hold: not a network or broadcast address of its IPv4 prefix (shorter
 // than /31, or the subnet-router anycast address of its IPv6 prefix), not
 // multicast, loopback, unspecified or link-local. The error
@@ -57,7 +57,7 @@ func Parse(s string) (Addr, error) {
 	}
 	as, bs, ok := strings.Cut(head, "/")
 	if !ok {
-		return Addr{}, fmt.Errorf("vip: %q: no prefix length (want ADDR/PREFIX, e.g. 198.18.0.100/24)", s)
+		return Addr{}, fmt.Errorf("vip: %q: no prefix length (want ADDR/PREFIX, e.g. 192.0.2.100/24)", s)
 	}
 	ip, err := netip.ParseAddr(as)
 	if err != nil {

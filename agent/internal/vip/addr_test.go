@@ -32,8 +32,8 @@ func TestParse(t *testing.T) {
 
 	bad := []struct{ in, err string }{
 		{"", `vip: empty address (want ADDR/PREFIX[,dev=IFACE])`},
-		{"198.18.0.100", `vip: "198.18.0.100": no prefix length (want ADDR/PREFIX, e.g. 198.18.0.100/24)`},
-		{"198.18.0.100,dev=eth0", `vip: "198.18.0.100,dev=eth0": no prefix length (want ADDR/PREFIX, e.g. 198.18.0.100/24)`},
+		{"198.18.0.100", `vip: "198.18.0.100": no prefix length (want ADDR/PREFIX, e.g. 192.0.2.100/24)`},
+		{"198.18.0.100,dev=eth0", `vip: "198.18.0.100,dev=eth0": no prefix length (want ADDR/PREFIX, e.g. 192.0.2.100/24)`},
 		{"198.18.0.100/", `vip: "198.18.0.100/": bad prefix length "" (1 to 32 for IPv4)`},
 		{"198.18.0.100/33", `vip: "198.18.0.100/33": bad prefix length "33" (1 to 32 for IPv4)`},
 		{"198.18.0.100/0", `vip: "198.18.0.100/0": bad prefix length "0" (1 to 32 for IPv4)`},

@@ -13,7 +13,7 @@ import (
 // tells the part the leadership (Update): a leader that had none takes
 // them then.
 func (v *VIPs) Reload(old, cfg *config.Config) []string {
-	if slices.Equal(cfg.VIPs, old.VIPs) || !v.reload(cfg.VIPs) {
+	if slices.Equal(cfg.VIPs, old.VIPs) || v.neverLeads || !v.reload(cfg.VIPs) {
 		return nil
 	}
 	return []string{"vip"}

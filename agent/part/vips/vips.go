@@ -140,6 +140,11 @@ type VIPs struct {
 	bind     string
 	announce vip.Announce
 	confirm  time.Duration // how long a stale claim's burst waits: two heartbeats
+	// neverLeads: the node's role (witness, observer) never leads, so
+	// its addresses are never held: nothing is probed, removed or kept,
+	// and an interface of another host's list need not exist here (one
+	// configuration file serves every host; the start warns instead).
+	neverLeads bool
 
 	addrs  []vip.Addr // Config.VIPs with their Dev set
 	holder Holder     // nil without addresses
@@ -167,7 +172,7 @@ func New(h part.Host, cfg *config.Config, drv Driver, met *metrics.Metrics, node
 	return &VIPs{host: h, drv: drv, met: met, node: node, nodeID: cfg.NodeID, bind: cfg.Bind,
 		announce: vip.Announce{Repeat: cfg.VIPAnnounceRepeat, Interval: cfg.VIPAnnounceInterval,
 			Delay: cfg.VIPAnnounceDelay, Refresh: cfg.VIPAnnounceRefresh},
-		confirm: 2 * cfg.Heartbeat}
+		confirm: 2 * cfg.Heartbeat, neverLeads: !cfg.ElectionRole().MayLead()}
 }
 
 // Start sets the interfaces of list's addresses, removes what an earlier
@@ -175,7 +180,7 @@ func New(h part.Host, cfg *config.Config, drv Driver, met *metrics.Metrics, node
 // election's address and interface ("" when unknown).
 func (v *VIPs) Start(list []config.VIP, ip netip.Addr, dev string) error {
 	v.self, v.dev = ip.Unmap(), dev
-	if len(list) == 0 {
+	if len(list) == 0 || v.neverLeads {
 		return nil
 	}
 	addrs, err := v.resolve(list)

@@ -76,13 +76,19 @@ func (f *fixture) take() []string {
 	return ops
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { t.Helper(); return newFixtureOf(t, nil) }
+
+// newFixtureOf is newFixture with the configuration changed by edit.
+func newFixtureOf(t *testing.T, edit func(*config.Config)) *fixture {
 	t.Helper()
 	f := &fixture{h: parttest.NewFakeHost(),
 		st: election.Status{State: election.StateLeader, Term: 3, Self: election.Key{Priority: 100, ID: 1}}}
 	f.met = metrics.New(prometheus.NewRegistry(), "test", func() metrics.View { return metrics.View{} })
 	cfg := config.DefaultConfig()
 	cfg.NodeID, cfg.Bind, cfg.Heartbeat = 1, "198.18.0.1:7946", 100*time.Millisecond
+	if edit != nil {
+		edit(&cfg)
+	}
 	drv := Driver{
 		Hold: func(c vip.Config) (Holder, error) {
 			f.op("hold", c.Addrs)
@@ -311,6 +317,33 @@ func TestStartProbes(t *testing.T) {
 		}
 		if strings.Count(log, "at the start") != 1 {
 			t.Errorf("%s: want one line about the answer, log %q", tc.name, log)
+		}
+	}
+}
+
+// TestNeverLeads: a witness's or an observer's addresses are the
+// candidates' (one file for every host): its start neither removes nor
+// probes nor holds them, even on an interface this host lacks, and a
+// reload of the list changes nothing.
+func TestNeverLeads(t *testing.T) {
+	for _, role := range []string{"witness", "observer"} {
+		f := newFixtureOf(t, func(c *config.Config) { c.Role, c.Quorum = role, 3 })
+		f.answer = net.HardwareAddr{2, 0, 0, 0, 0, 9}
+		missing := config.VIP{Prefix: addrA.Prefix, Dev: "nosuch0"}
+		if err := f.v.Start([]config.VIP{missing, addrB}, self, "eth0"); err != nil {
+			t.Fatalf("%s: start: %v", role, err)
+		}
+		f.v.Update(true)
+		old, next := config.DefaultConfig(), config.DefaultConfig()
+		old.VIPs, next.VIPs = []config.VIP{missing, addrB}, []config.VIP{addrB}
+		if got := f.v.Reload(&old, &next); got != nil {
+			t.Errorf("%s: a reload applied %q", role, got)
+		}
+		if ops := f.take(); len(ops) != 0 || f.v.Held() || len(f.set) != 0 || len(f.v.Status()) != 0 {
+			t.Errorf("%s: calls %q, held %v, guard given %v, status %+v; want none", role, ops, f.v.Held(), f.set, f.v.Status())
+		}
+		if log := f.h.LogText(); strings.Contains(log, "conflict") {
+			t.Errorf("%s: logged %s", role, log)
 		}
 	}
 }
