@@ -185,7 +185,7 @@ func TestMessageTypesAreWireNames(t *testing.T) {
 	// this list (and docs/monitoring.md) when it does.
 	want := []string{"ELECTION", "ANSWER", "COORDINATOR", "HEARTBEAT", "HEARTBEAT_ACK",
 		"RESIGN", "DISCOVER", "RING_ELECTION", "RING_COORDINATOR", "RING_ACK",
-		"CR_ELECTION", "CR_ELECTED", "HS_PROBE", "HS_REPLY", "PROBE", "VOUCH"}
+		"CR_ELECTION", "CR_ELECTED", "HS_PROBE", "HS_REPLY", "PROBE", "VOUCH", "NOTICE"}
 	if !slices.Equal(MessageTypes, want) {
 		t.Errorf("MessageTypes = %q\nwant %q", MessageTypes, want)
 	}

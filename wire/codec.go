@@ -41,7 +41,7 @@ func (m *Message) Size() int {
 // size returns the encoded length of m, or the error Append reports for it.
 func (m *Message) size() (int, error) {
 	switch m.Type {
-	case TypeElection, TypeAnswer, TypeResign:
+	case TypeElection, TypeAnswer, TypeResign, TypeNotice:
 		return HeaderLen, nil
 	case TypeCoordinator, TypeHeartbeat, TypeHeartbeatAck, TypeRingAck:
 		return HeaderLen + seqBodyLen, nil
@@ -192,7 +192,7 @@ func Decode(b []byte, m *Message) error {
 	off := 0
 	var err error
 	switch t {
-	case TypeElection, TypeAnswer, TypeResign:
+	case TypeElection, TypeAnswer, TypeResign, TypeNotice:
 		// Empty body.
 	case TypeCoordinator, TypeHeartbeat:
 		m.Claim, off, err = unpackUint32(body, off)

@@ -25,8 +25,8 @@ func TestClusterID(t *testing.T) {
 }
 
 func TestFileNamesCoverEnum(t *testing.T) {
-	if typeEnd != TypeVouch+1 || NumTypes != int(TypeVouch)+1 {
-		t.Fatalf("typeEnd = %d, NumTypes = %d, want %d (one past TypeVouch)", typeEnd, NumTypes, TypeVouch+1)
+	if typeEnd != TypeNotice+1 || NumTypes != int(TypeNotice)+1 {
+		t.Fatalf("typeEnd = %d, NumTypes = %d, want %d (one past TypeNotice)", typeEnd, NumTypes, TypeNotice+1)
 	}
 	if len(fileNames) != len(allTypes()) {
 		t.Fatalf("fileNames has %d entries, the enum has %d valid types", len(fileNames), len(allTypes()))
@@ -166,6 +166,7 @@ func TestSizes(t *testing.T) {
 		{Message{Type: TypeAnswer}, 36},
 		{Message{Type: TypeCoordinator}, 40},
 		{Message{Type: TypeResign}, 36},
+		{Message{Type: TypeNotice}, 36},
 		{Message{Type: TypeProbe}, 48},
 		{Message{Type: TypeVouch}, 48},
 		{Message{Type: TypeHeartbeat}, 40},
@@ -435,13 +436,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"version 3", withByte(hb, 2, 3), ErrUnknownVersion},
 		{"bad version before bad type", withByte(withByte(hb, 2, 3), 3, 0), ErrUnknownVersion},
 		{"type 0", packet(0), ErrUnknownType},
-		{"type 17", packet(17), ErrUnknownType},
+		{"type 18", packet(18), ErrUnknownType},
 		{"type 255", packet(255), ErrUnknownType},
 		{"bad type before short body", withByte(hb[:37], 3, 255), ErrUnknownType},
 
 		// Fixed-size bodies: short is ErrShort, long is ErrTrailing.
 		{"election 1 trailing byte", packet(TypeElection, []byte{0}), ErrTrailing},
 		{"resign 4 trailing bytes", packet(TypeResign, repeat(4)), ErrTrailing},
+		{"notice 1 trailing byte", packet(TypeNotice, repeat(1)), ErrTrailing},
 		{"heartbeat empty body", hb[:36], ErrShort},
 		{"heartbeat 3 body bytes", hb[:39], ErrShort},
 		{"heartbeat 5 body bytes", append(bytes.Clone(hb), 0), ErrTrailing},

@@ -32,6 +32,7 @@ var fileNames = map[Type]string{
 	TypeHSReply:         "hs_reply",
 	TypeProbe:           "probe",
 	TypeVouch:           "vouch",
+	TypeNotice:          "notice",
 }
 
 // allTypes returns every valid type, in protocol order.

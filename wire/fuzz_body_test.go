@@ -91,7 +91,7 @@ func fuzzBody(f *testing.F, ts ...Type) {
 // FuzzBodyEmpty: ELECTION, ANSWER, RESIGN (no body: any byte is
 // trailing).
 func FuzzBodyEmpty(f *testing.F) {
-	fuzzBody(f, TypeElection, TypeAnswer, TypeResign)
+	fuzzBody(f, TypeElection, TypeAnswer, TypeResign, TypeNotice)
 }
 
 // FuzzBodyUint32: HEARTBEAT and COORDINATOR (a claim number),

@@ -54,11 +54,18 @@ const (
 	TypeHSReply         Type = 14 // Hirschberg–Sinclair: body as TypeHSProbe
 	TypeProbe           Type = 15 // "is my leader alive?"; body: leader u64, age_us u32 (48 bytes)
 	TypeVouch           Type = 16 // answer to PROBE: "I hear leader"; body as TypeProbe
+	// TypeNotice: "the leader From of Term is gone, and its job with it",
+	// sent on a crashed agent's behalf by its guard once the job's process
+	// group is gone; body empty (36 bytes). Its replay rule is not the
+	// sequence window but once per sender and term (agent/internal/auth);
+	// the sequence is 0. An agent that predates it drops it as an unknown
+	// type.
+	TypeNotice Type = 17
 
 	// typeEnd is one past the last valid type. It must be written as an
 	// expression: a bare identifier here would repeat the previous constant
-	// expression (16), not continue a sequence, and reject TypeVouch.
-	typeEnd = TypeVouch + 1
+	// expression (17), not continue a sequence, and reject TypeNotice.
+	typeEnd = TypeNotice + 1
 )
 
 // NumTypes is one past the largest message type: a table indexed by Type

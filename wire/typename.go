@@ -20,6 +20,7 @@ var typeNames = [...]string{
 	TypeHSReply:         "HS_REPLY",
 	TypeProbe:           "PROBE",
 	TypeVouch:           "VOUCH",
+	TypeNotice:          "NOTICE",
 }
 
 // String returns the protocol name of t (ELECTION, HEARTBEAT_ACK, …), or
