@@ -289,6 +289,21 @@ func (a *Agent) onPacket(p packet) {
 			l.peers[p.msg.From] = peer{addr: p.src, key: election.Key{Priority: p.msg.Priority, ID: p.msg.From}, seen: p.at}
 		}
 	}
+	if p.msg.Type == wire.TypeNotice {
+		// A crashed leader's guard: its job is dead. Only the leadership
+		// this node follows ends with it (election.NoticeActs).
+		if !election.NoticeActs(l.prev, p.msg.From, p.msg.Term) {
+			a.met.PacketsDropped.WithLabelValues("notice").Inc()
+			a.log.Debug("dropped a notice of a leadership this node does not follow", "from", p.msg.From, "term", p.msg.Term,
+				"leader_id", l.prev.Leader, "term_followed", l.prev.Term)
+			return
+		}
+		a.log.Info("the leader's guard says it is gone, and its job with it: electing now", "leader", a.nameOf(p.msg.From),
+			"leader_id", p.msg.From, "term", p.msg.Term)
+		a.lead.HeardResign() // no takeover wait: its job is dead
+		a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
+		return
+	}
 	if p.msg.Type == wire.TypeResign && p.msg.From == l.prev.Leader && l.prev.Leader != a.cfg.NodeID {
 		// Its job stopped before it resigned: no takeover wait.
 		a.lead.HeardResign()

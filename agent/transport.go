@@ -137,8 +137,18 @@ func (a *Agent) accept(b []byte, ttl int, src netip.AddrPort, m *wire.Message, m
 		}
 		return v.Reason(), ""
 	}
-	if a.auth.replay != nil && !a.auth.replay.Check(m.From, m.Incarnation, m.Seq, at) {
-		return "replay", ""
+	if a.auth.replay != nil {
+		fresh := false
+		if m.Type == wire.TypeNotice {
+			// Built and signed when the leadership began, sent by the
+			// guard when the agent died: once per sender and term.
+			fresh = a.auth.replay.CheckNotice(m.From, m.Incarnation, m.Term, at)
+		} else {
+			fresh = a.auth.replay.Check(m.From, m.Incarnation, m.Seq, at)
+		}
+		if !fresh {
+			return "replay", ""
+		}
 	}
 	return "", ""
 }

@@ -13,6 +13,12 @@ func (c *core) onMessage(m *wire.Message) {
 	if m.From == c.self.ID || m.From == 0 || m.Term > MaxTerm || m.Term > max(c.term, c.maxSeen)+MaxTermJump {
 		return
 	}
+	if m.Type == wire.TypeNotice {
+		// Not a word of a live sender: it teaches no key and lifts no
+		// suspicion.
+		c.onNotice(m.From, m.Term)
+		return
+	}
 	if m.Term > c.maxSeen {
 		c.maxSeen = m.Term
 	}
@@ -183,6 +189,28 @@ func (c *core) onClaim(from Key, term uint64) {
 	}
 	c.follow(from, term)
 	c.maybePreempt()
+}
+
+// onNotice: a crashed leader's guard says that from's leadership of term
+// is over and its job dead (wire.TypeNotice). Quorum mode: this node's
+// promise to from for that term, and that term only, is released, as
+// RESIGN releases it. A node that follows from in exactly that term
+// elects at once, without from, as after RESIGN; any other notice (a
+// later term followed, another leader, a replay) changes nothing else.
+// The sender is left out as a suspect is (suspectLeader), not for a
+// resign's hold-off: a restarted agent is heard as soon as it speaks.
+func (c *core) onNotice(from NodeID, term uint64) {
+	c.q.release(from, term, c.now)
+	if from == c.leader && term == c.term {
+		c.suspectLeader()
+	}
+}
+
+// NoticeActs reports whether a NOTICE from leader of term would end the
+// leadership st follows: its sender is the leader st follows in exactly
+// that term. Drivers count the others as dropped.
+func NoticeActs(st Status, from NodeID, term uint64) bool {
+	return from != 0 && from != st.Self.ID && from == st.Leader && term == st.Term
 }
 
 func (c *core) onResign(from Key, term uint64) {

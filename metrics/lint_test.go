@@ -215,7 +215,7 @@ lanleader_member_roles GAUGE {role} 3
 lanleader_members GAUGE {status} 4
 lanleader_messages_received_total COUNTER {type} 17
 lanleader_messages_sent_total COUNTER {type} 17
-lanleader_packets_dropped_total COUNTER {reason} 15
+lanleader_packets_dropped_total COUNTER {reason} 16
 lanleader_priority GAUGE {} 1
 lanleader_role GAUGE {role} 3
 lanleader_state GAUGE {state} 5

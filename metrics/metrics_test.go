@@ -208,7 +208,7 @@ func TestLabelValueListsAreUnique(t *testing.T) {
 		}
 	}
 	wantDrops := []string{"short", "magic", "version", "type", "length", "trailing",
-		"cluster", "ttl", "self", "conflict", "addr", "auth", "replay", "outsider", "sndbuf"}
+		"cluster", "ttl", "self", "conflict", "addr", "auth", "replay", "outsider", "notice", "sndbuf"}
 	if !slices.Equal(DropReasons, wantDrops) {
 		t.Errorf("DropReasons = %q, want %q", DropReasons, wantDrops)
 	}
@@ -254,6 +254,7 @@ lanleader_packets_dropped_total{reason="cluster"} 0
 lanleader_packets_dropped_total{reason="conflict"} 0
 lanleader_packets_dropped_total{reason="length"} 0
 lanleader_packets_dropped_total{reason="magic"} 0
+lanleader_packets_dropped_total{reason="notice"} 0
 lanleader_packets_dropped_total{reason="outsider"} 0
 lanleader_packets_dropped_total{reason="replay"} 0
 lanleader_packets_dropped_total{reason="self"} 0

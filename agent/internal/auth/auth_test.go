@@ -201,3 +201,41 @@ func TestPacketHash(t *testing.T) {
 		t.Errorf("packetHash allocates %v times", n)
 	}
 }
+
+// TestReplayGuardNotice: a NOTICE is taken once per sender, incarnation
+// and term, each newer than the last, whatever its sequence number (the
+// guard sends one built long before), and never from an earlier run than
+// the sender's window; it leaves the sequence window as it was.
+func TestReplayGuardNotice(t *testing.T) {
+	g := NewReplayGuard()
+	if !g.Check(7, 100, 5000, 0) {
+		t.Fatal("the first packet of a sender was refused")
+	}
+	steps := []struct {
+		inc   uint32
+		term  uint64
+		fresh bool
+		why   string
+	}{
+		{100, 4, true, "the notice of the sender's term 4 (its sequence far below the window)"},
+		{100, 4, false, "the same notice again: a replay"},
+		{100, 3, false, "an earlier term's notice"},
+		{99, 9, false, "an earlier run of the sender"},
+		{100, 6, true, "a later term of the same run"},
+		{101, 2, true, "a newer run (a restart), any term"},
+		{100, 7, false, "the previous run, after the restart's notice"},
+	}
+	for i, s := range steps {
+		if got := g.CheckNotice(7, s.inc, s.term, time.Duration(i)); got != s.fresh {
+			t.Fatalf("step %d (%s): inc %d term %d fresh = %v, want %v", i, s.why, s.inc, s.term, got, s.fresh)
+		}
+	}
+	// The sequence window is untouched: the next packet of run 100 goes on.
+	if !g.Check(7, 100, 5001, 10) || g.Check(7, 100, 5000, 11) {
+		t.Fatal("a notice moved the sequence window")
+	}
+	// A sender never heard from: its first notice is taken once.
+	if !g.CheckNotice(8, 50, 3, 0) || g.CheckNotice(8, 50, 3, 1) {
+		t.Fatal("the first notice of an unknown sender is not taken exactly once")
+	}
+}

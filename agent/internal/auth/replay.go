@@ -44,6 +44,18 @@ type window struct {
 	top  uint32 // the highest sequence accepted
 	bits uint64 // bit i: top-i was accepted
 	seen time.Duration
+	// notice is the newest NOTICE taken, as (incarnation, term); zero
+	// before the first (CheckNotice).
+	notice noticeMark
+}
+
+type noticeMark struct {
+	inc  uint32
+	term uint64
+}
+
+func (a noticeMark) after(b noticeMark) bool {
+	return a.inc > b.inc || a.inc == b.inc && a.term > b.term
 }
 
 // ReplayGuard holds the windows of every sender. Both election sockets'
@@ -93,6 +105,38 @@ func (g *ReplayGuard) Check(from uint64, inc, seq uint32, now time.Duration) boo
 	}
 	w.bits |= 1 << d
 	w.seen = now
+	return true
+}
+
+// CheckNotice is Check for a NOTICE (wire.TypeNotice), whose replay rule
+// is its own: a crashed agent's guard sends it, a packet the agent built
+// and signed beforehand, when its leadership began (agent/notice.go), so
+// its sequence number is long behind the window by then. It is taken once
+// per sender, incarnation and term, each newer than the last taken of
+// that sender, and never from a run older than the sender's window: a
+// replay of it is dropped. A replay would be harmless all the same: the
+// machine acts on a NOTICE only when its sender is the leader it follows
+// in exactly that term, which a leader dead by construction, or a later
+// term, is not. Sequence windows are not touched.
+func (g *ReplayGuard) CheckNotice(from uint64, inc uint32, term uint64, now time.Duration) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	mark := noticeMark{inc: inc, term: term}
+	w := g.w[from]
+	switch {
+	case w == nil:
+		if len(g.w) >= maxSenders {
+			g.evict()
+		}
+		g.w[from] = &window{inc: inc, seen: now, notice: mark}
+		return true
+	case now-w.seen > ReplayForget:
+		*w = window{inc: inc, seen: now, notice: mark}
+		return true
+	case inc < w.inc, !mark.after(w.notice):
+		return false
+	}
+	w.notice, w.seen = mark, now
 	return true
 }
 
