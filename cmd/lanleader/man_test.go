@@ -176,7 +176,8 @@ func TestManPageEnvironment(t *testing.T) {
 		}
 		read[name] = true
 	}
-	for _, own := range []string{"LANLEADER_JOB_GUARD", "LANLEADER_JOB_GUARD_GRACE", "LANLEADER_JOB_GUARD_LEASE", "LANLEADER_JOB_GUARD_VIPS", "LANLEADER_VIP_KEEPER"} {
+	for _, own := range []string{"LANLEADER_JOB_GUARD", "LANLEADER_JOB_GUARD_GRACE", "LANLEADER_JOB_GUARD_LEASE", "LANLEADER_JOB_GUARD_VIPS", "LANLEADER_VIP_KEEPER",
+		"LANLEADER_JOB_GUARD_HOLD", "LANLEADER_NOTICE_GUARD", "LANLEADER_NOTICE_FROM", "LANLEADER_NOTICE_IFACE"} {
 		if !read[own] {
 			t.Errorf("no os.Getenv(%s) found: the walk missed the agent's own variables", own)
 		}

@@ -46,7 +46,8 @@ func DescribeExit(st *os.ProcessState, err error) string {
 func Environ(extra ...string) []string {
 	var env []string
 	for _, e := range os.Environ() {
-		if strings.HasPrefix(e, guardEnv+"=") || strings.HasPrefix(e, guardGraceEnv+"=") || strings.HasPrefix(e, guardLeaseEnv+"=") || strings.HasPrefix(e, "NOTIFY_SOCKET=") {
+		if strings.HasPrefix(e, guardEnv+"=") || strings.HasPrefix(e, guardGraceEnv+"=") || strings.HasPrefix(e, guardLeaseEnv+"=") ||
+			strings.HasPrefix(e, guardHoldEnv+"=") || strings.HasPrefix(e, noticeEnv+"=") || strings.HasPrefix(e, "NOTIFY_SOCKET=") {
 			continue
 		}
 		env = append(env, e)

@@ -49,3 +49,24 @@ func groupAlive(pgid int) bool {
 	}
 	return false
 }
+
+// groupMembers lists the processes of group pgid but self that still run
+// (zombies left out), from /proc; false when /proc cannot be read.
+func groupMembers(pgid, self int) ([]int, bool) {
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return nil, false
+	}
+	var pids []int
+	for _, p := range procs {
+		if p.PID == self {
+			continue
+		}
+		st, err := p.Stat()
+		if err != nil || st.State == "Z" || st.State == "X" || st.PGRP != pgid {
+			continue
+		}
+		pids = append(pids, p.PID)
+	}
+	return pids, true
+}

@@ -63,6 +63,9 @@ func Guard() {
 	if os.Getenv(keeperEnv) == "1" {
 		os.Exit(keeperMain())
 	}
+	if os.Getenv(noticeEnv) == "1" {
+		os.Exit(noticeMain())
+	}
 	guardInstalled.Store(true)
 }
 
@@ -81,6 +84,7 @@ func guardMain(argv []string) int {
 		fmt.Fprintln(os.Stderr, "lanleader job guard: no command")
 		return 127
 	}
+	guardHold()
 	lease, err := openGuardLease()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "lanleader job guard: bad lease: %v\n", err)
@@ -226,9 +230,12 @@ func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guar
 			// job as well, if it runs; it may not (a paused agent).
 			fmt.Fprintln(os.Stderr, "lanleader job guard: the leader's lease ran out: SIGKILL to the job's process group")
 			removeVIPs(vips, "the lease ran out")
-			syscall.Kill(-syscall.Getpgrp(), syscall.SIGKILL)
+			endGroup(syscall.Getpgrp())
 			return 128 + int(syscall.SIGKILL)
 		case <-done:
+			if holding {
+				endGroup(syscall.Getpgrp())
+			}
 			return *status
 		case s := <-sigs:
 			if s != guardDeathSignal {
@@ -248,7 +255,7 @@ func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guar
 			// The job has stopped (or had its grace): the addresses go,
 			// then whatever is left of the group (this guard included).
 			removeVIPs(vips, "the agent is gone")
-			syscall.Kill(-pg, syscall.SIGKILL)
+			endGroup(pg)
 			return 128 + int(syscall.SIGTERM)
 		}
 	}

@@ -19,12 +19,16 @@ import (
 // TestMain enters the guard first, as main does: the supervisors of
 // these tests start their jobs through this test binary, started again.
 func TestMain(m *testing.M) {
+	SetNoticeSend(testNoticeSend)
 	Guard()
 	if os.Getenv(asAgentEnv) != "" {
 		asAgent()
 	}
 	if os.Getenv(asKeptAgentEnv) != "" {
 		asKeptAgent()
+	}
+	if os.Getenv(asNotifiedAgentEnv) != "" {
+		asNotifiedAgent()
 	}
 	os.Exit(m.Run())
 }

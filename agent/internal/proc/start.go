@@ -82,6 +82,14 @@ func (s *Supervisor) startGuard(w Want) (*jobProc, error) {
 		leaseW = ps[2].w
 		childEnds, ours = append(childEnds, ps[2].r), append(ours, leaseW)
 	}
+	s.mu.Lock()
+	hold := s.hold
+	s.mu.Unlock()
+	if hold != nil {
+		// The notice guard sends only once every holder has exited.
+		cmd.Env = append(cmd.Env, guardHoldEnv+"="+strconv.Itoa(3+len(cmd.ExtraFiles)))
+		cmd.ExtraFiles = append(cmd.ExtraFiles, hold)
+	}
 	err = cmd.Start()
 	closeAll(childEnds)
 	if err != nil {

@@ -162,6 +162,7 @@ type Supervisor struct {
 	cur      *jobProc
 
 	vips []vip.Addr // under mu: the guard removes them (vips.go)
+	hold *os.File   // under mu: the notice guard's hold pipe (notice.go), nil without one
 }
 
 // New returns the supervisor of cfg.Argv; it starts nothing before Run.

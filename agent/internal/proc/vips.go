@@ -30,6 +30,15 @@ func (s *Supervisor) SetVIPs(addrs []vip.Addr) {
 	s.vips = append([]vip.Addr(nil), addrs...)
 }
 
+// SetHold gives the supervisor the notice guard's hold pipe (Notifier.Hold),
+// which every job guard it starts keeps until its job's process group is
+// gone. Call it before Run.
+func (s *Supervisor) SetHold(f *os.File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = f
+}
+
 // vipsEnv is the guard's variable of the addresses, "" without any.
 func (s *Supervisor) vipsEnv() string {
 	s.mu.Lock()
