@@ -92,7 +92,8 @@ type Agent struct {
 	snap atomic.Pointer[Status]
 	view atomic.Pointer[metrics.View]
 
-	procs  procs // the child processes (package proc)
+	procs  procs          // the child processes (package proc)
+	notice *proc.Notifier // the notice guard (notice.go), nil without one
 	notify *sdnotify.Notifier
 	track  *trackfile.Watcher // the track files
 	checks *checks.Checks     // the health checks
@@ -288,6 +289,7 @@ func (a *Agent) Start() (err error) {
 	if err := a.startMemberlist(bind, ip); err != nil {
 		return err
 	}
+	a.startNotifier(ifi.Name)
 	a.epoch = time.Now()
 	a.startJoiner()
 	a.logStart()

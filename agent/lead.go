@@ -36,10 +36,14 @@ const timeFormat = proc.TimeFormat
 // own executable, started again as the guard of the job's process group.
 // A program that runs agents with a job must call Guard first thing in
 // main, and a test binary whose tests do, first thing in TestMain: in a
-// process started as a guard it runs the job and exits; elsewhere it
+// process started as a guard it runs the job and exits (the address
+// keeper and the notice guard are entered here too); elsewhere it
 // returns at once. Without it the agent does not start the job (its
 // /status says why) rather than run the program's main again.
-func Guard() { proc.Guard() }
+func Guard() {
+	proc.SetNoticeSend(noticeSend)
+	proc.Guard()
+}
 
 // newSupervisor is the supervisor of the configured job, reporting to
 // the event loop.

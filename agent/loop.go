@@ -63,6 +63,7 @@ type loopState struct {
 	aux        *time.Timer // the parts' and the driver's deadlines (rearmAux)
 
 	reload *ReloadStatus // the last reload, nil before one (reload.go)
+	notice noticeState   // what the notice guard holds (notice.go)
 
 	standbyState
 
@@ -344,6 +345,7 @@ func (a *Agent) afterStep() {
 	prev := l.prev
 	// After the job's want: the lease is for its generation.
 	defer a.lead.UpdateLease(st)
+	defer a.updateNotice(false)
 	stepped := a.lead.SteppedDown()
 	defer a.lead.EndStep()
 	if same := st; !stepped {

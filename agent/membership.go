@@ -80,6 +80,7 @@ func (a *Agent) drainMembers() {
 	for _, ev := range l.memq {
 		a.onMember(ev)
 	}
+	a.updateNotice(true)
 }
 
 // syncEvery bounds how often an unlisted sender makes this node sync its
@@ -316,6 +317,7 @@ func (a *Agent) nameOf(id uint64) string {
 func (a *Agent) housekeep() {
 	l := &a.loop
 	now := a.now()
+	defer a.updateNotice(true)
 	if a.vips.On() {
 		// The addresses' presence is read when /status is built: an
 		// operator may have removed one by hand.

@@ -26,6 +26,9 @@ func (a *Agent) Stop(ctx context.Context) error {
 	var err error
 	a.stopOnce.Do(func() {
 		a.notify.Send("STOPPING=1")
+		// This agent resigns itself: its notice guard must not say it
+		// crashed.
+		a.stopNotifier()
 		// The job stops first, before RESIGN: the next leader starts its
 		// job at once, and must not find ours still running.
 		if a.procs.sup != nil {
@@ -89,8 +92,10 @@ func (a *Agent) Crash() {
 	}
 	a.stopOnce.Do(func() {
 		// A crashed agent's job dies with it (its guard's parent-death
-		// signal); in one process, kill it.
+		// signal); in one process, kill it. Its notice guard, told of no
+		// death (the process lives on), ends without a notice.
 		a.KillJob()
+		a.stopNotifier()
 		a.shutdown(context.Background())
 	})
 }
@@ -177,6 +182,7 @@ func (a *Agent) waitJoiner(d time.Duration) {
 // Start).
 func (a *Agent) closeAll() {
 	a.stopJoiner()
+	a.stopNotifier()
 	if a.ml != nil {
 		a.ml.Shutdown()
 	}

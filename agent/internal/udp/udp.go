@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
@@ -379,3 +380,48 @@ type listenError struct {
 
 func (e *listenError) Error() string { return e.msg }
 func (e *listenError) Unwrap() error { return e.err }
+
+// SendFrom sends b to each of dsts from a socket of its own, bound to
+// from (a crashed agent's election address, free once it is dead) or,
+// when that is taken, to another port of from's address, with TTL 255,
+// multicast through the interface iface with loopback off: what a crashed
+// agent's notice guard sends on its behalf. A send the kernel cannot take
+// at once is tried again for a little while.
+func SendFrom(from netip.AddrPort, iface string, b []byte, dsts []netip.AddrPort) error {
+	uc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(from))
+	if err != nil {
+		uc, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(from.Addr(), 0)))
+		if err != nil {
+			return ListenError("notice socket", from.String(), err)
+		}
+	}
+	defer uc.Close()
+	ic, err := setupConn(uc, !from.Addr().Unmap().Is4(), nil)
+	if err != nil {
+		return err
+	}
+	for _, d := range dsts {
+		if d.Addr().IsMulticast() {
+			ifi, err := net.InterfaceByName(iface)
+			if err != nil {
+				return fmt.Errorf("multicast: %w", err)
+			}
+			if err := setupMulticastSend(ic, ifi); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	var errs []error
+	for _, d := range dsts {
+		err := ic.WriteTo(b, d)
+		for try := 0; errors.Is(err, ErrWouldBlock) && try < 100; try++ {
+			time.Sleep(time.Millisecond) // the buffer drains; nothing to wait on
+			err = ic.WriteTo(b, d)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%v: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
