@@ -193,13 +193,20 @@ func (n *Notifier) Stop() {
 	already := n.closed
 	n.next, n.closed = []byte{frameStop}, true
 	n.mu.Unlock()
-	if !already {
-		n.kick <- struct{}{}
-		<-n.wrote
-		n.ctl.Close()
-	}
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
+	if !already {
+		select {
+		case n.kick <- struct{}{}:
+		default: // a kick is pending: the writer takes the stop with it
+		}
+		select {
+		case <-n.wrote:
+		case <-t.C: // a guard that does not read (stopped): the close ends the write
+		}
+		n.ctl.Close()
+		t.Reset(time.Second)
+	}
 	select {
 	case <-n.done:
 	case <-t.C:
