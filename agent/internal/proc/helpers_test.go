@@ -20,6 +20,9 @@ import (
 // these tests start their jobs through this test binary, started again.
 func TestMain(m *testing.M) {
 	SetNoticeSend(testNoticeSend)
+	if os.Getenv(removalsEnv) != "" {
+		vipRemove = testRemove
+	}
 	Guard()
 	if os.Getenv(asAgentEnv) != "" {
 		asAgent()

@@ -23,10 +23,21 @@ import (
 // runs. An agent that ends on its own removes its addresses itself and
 // ends the keeper by closing its standard input.
 //
+// The keeper may hold the notice guard's pipe (Notifier.Hold, as every
+// job guard does: notice.go): it closes it only once it has removed the
+// addresses, or found it cannot, so that a crashed leader's NOTICE goes
+// out only after its addresses are gone, as its RESIGN does after a
+// graceful stop: the next leader adds them at once, and must not find
+// them on this host too (two hosts would answer ARP for them).
+//
 // Contract: StartKeeper and Stop are called by the agent's own goroutines
 // (one at a time); the keeper never touches the addresses while the agent
 // lives.
-const keeperEnv = "LANLEADER_VIP_KEEPER" // "1": this process is an address keeper
+const (
+	keeperEnv     = "LANLEADER_VIP_KEEPER"      // "1": this process is an address keeper
+	keeperHoldEnv = "LANLEADER_VIP_KEEPER_HOLD" // "1": it holds the notice guard's pipe, on keeperHoldFD
+	keeperHoldFD  = 3
+)
 
 // Keeper is the running address keeper of an agent.
 type Keeper struct {
@@ -35,9 +46,11 @@ type Keeper struct {
 	done  chan struct{}
 }
 
-// StartKeeper starts the keeper of addrs (their Dev set). The program must
-// have called Guard (the keeper is entered there).
-func StartKeeper(addrs []vip.Addr) (*Keeper, error) {
+// StartKeeper starts the keeper of addrs (their Dev set), holding hold,
+// the notice guard's pipe (Notifier.Hold; nil: none, as without a notice
+// guard). The program must have called Guard (the keeper is entered
+// there).
+func StartKeeper(addrs []vip.Addr, hold *os.File) (*Keeper, error) {
 	if !guardInstalled.Load() {
 		return nil, errors.New("proc: cannot start the address keeper: this program does not enter it (it must call agent.Guard first thing in main)")
 	}
@@ -50,6 +63,10 @@ func StartKeeper(addrs []vip.Addr) (*Keeper, error) {
 	cmd.Env = Environ(keeperEnv+"=1", addrsEnv(addrs))
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: guardDeathSignal}
+	if hold != nil {
+		cmd.ExtraFiles = []*os.File{hold} // keeperHoldFD
+		cmd.Env = append(cmd.Env, keeperHoldEnv+"=1")
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -122,9 +139,11 @@ const keeperStop = "stop\n"
 
 // keeperMain is the keeper: it returns when the agent stops it, or after
 // removing the addresses when the agent died (the death signal, or the
-// end of its input without keeperStop).
+// end of its input without keeperStop). The notice guard's pipe, if it
+// holds it, is closed after the removal (its exit would close it too).
 func keeperMain() int {
 	os.Unsetenv(keeperEnv)
+	hold := keeperHold()
 	addrs, err := guardVIPs()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lanleader address keeper:", err)
@@ -149,5 +168,22 @@ func keeperMain() int {
 		}
 	}
 	removeVIPs(addrs, "the agent died")
+	// The addresses are gone, or removeVIPs said why not: the notice
+	// may go.
+	if hold != nil {
+		hold.Close()
+	}
 	return 0
+}
+
+// keeperHold is the notice guard's pipe the keeper was given, nil when
+// none, kept from whatever the keeper might run (close-on-exec).
+func keeperHold() *os.File {
+	given := os.Getenv(keeperHoldEnv) == "1"
+	os.Unsetenv(keeperHoldEnv)
+	if !given {
+		return nil
+	}
+	syscall.CloseOnExec(keeperHoldFD)
+	return os.NewFile(keeperHoldFD, "notice hold")
 }

@@ -28,7 +28,7 @@ func asKeptAgent() {
 		fmt.Println("error:", err)
 		os.Exit(2)
 	}
-	k, err := StartKeeper(addrs)
+	k, err := StartKeeper(addrs, nil)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(2)

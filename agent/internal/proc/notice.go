@@ -32,6 +32,10 @@ import (
 // when the agent and every job guard have exited, and only then does it
 // send. A job that ignores SIGTERM delays the notice by its grace; in
 // quorum mode, by the lease's end at most (the guard kills the job then).
+// The address keeper holds it too (StartKeeper), until it has removed the
+// virtual addresses: the notice goes out after the addresses are gone,
+// as RESIGN does after a graceful stop (the job stops, the addresses go,
+// then RESIGN).
 //
 // The notice is built and signed by the agent, which hands it over with
 // its destinations (the multicast group, or every member's election
@@ -125,7 +129,8 @@ func StartNotifier(from netip.AddrPort, iface string) (*Notifier, error) {
 	return n, nil
 }
 
-// Hold is the hold pipe's write end, for every job guard (SetHold).
+// Hold is the hold pipe's write end, for every job guard (SetHold) and
+// the address keeper (StartKeeper).
 func (n *Notifier) Hold() *os.File { return n.hold }
 
 // Pid is the notice guard's process id.
@@ -320,8 +325,8 @@ func noticeMain() int {
 	case r.last == nil:
 		return 0 // it did not lead
 	}
-	// Every job guard has left, its group gone, when no one holds the
-	// pipe any more.
+	// Every job guard has left, its group gone, and the address keeper
+	// has removed the addresses, when no one holds the pipe any more.
 	hold := os.NewFile(noticeHoldFD, "hold")
 	io.Copy(io.Discard, hold)
 	hold.Close()

@@ -95,7 +95,7 @@ var System = Driver{
 	Remove: vip.Remove,
 	Probe:  vip.Probe,
 	Keep: func(addrs []vip.Addr) (func(), error) {
-		k, err := proc.StartKeeper(addrs)
+		k, err := proc.StartKeeper(addrs, nil)
 		if err != nil {
 			return nil, err
 		}
