@@ -290,6 +290,9 @@ func (a *Agent) Start() (err error) {
 		return err
 	}
 	a.startNotifier(ifi.Name)
+	// The addresses' keeper holds the notice guard's pipe: after a crash
+	// the NOTICE goes out once they are gone.
+	a.vips.Keep()
 	a.epoch = time.Now()
 	a.startJoiner()
 	a.logStart()

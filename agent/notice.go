@@ -5,8 +5,10 @@ package agent
 // holds a NOTICE of the current term, built and signed here, and where to
 // send it: the multicast group, or every member's election address. If
 // the agent dies (SIGKILL, a panic, the OOM killer), the guard sends it
-// once no process of the job is left, and the others elect at once, as
-// after a RESIGN, instead of waiting for their failure detector.
+// once no process of the job is left and the address keeper has removed
+// the virtual addresses (it holds the guard's pipe: vips.go, Node.Hold),
+// and the others elect at once, as after a RESIGN, instead of waiting for
+// their failure detector.
 //
 // Why a packet signed beforehand rather than the key in the guard: the
 // guard never holds the cluster's key, so a guard (or its memory, or its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +74,7 @@ type fakeVIPs struct {
 	left    []vip.Addr       // what remove finds at the start
 	removed [][]vip.Addr     // what each remove was asked to remove
 	answer  net.HardwareAddr // the probe's answer
+	kept    []*os.File       // the hold each keeper was started with
 	report  func(dev string, up bool)
 	// noCarrier: the interfaces without carrier now, reported or not.
 	noCarrier map[string]bool
@@ -137,6 +139,12 @@ func (f *fakeVIPs) driver() *vips.Driver {
 			return f.left, nil
 		},
 		Probe: func(vip.Addr, time.Duration) (net.HardwareAddr, error) { return f.answer, nil },
+		Keep: func(addrs []vip.Addr, hold *os.File) (func(), error) {
+			f.mu.Lock()
+			f.kept = append(f.kept, hold)
+			f.mu.Unlock()
+			return func() {}, nil
+		},
 	}
 }
 
@@ -282,6 +290,24 @@ func TestVIPLeadThenStop(t *testing.T) {
 	// the job had stopped.
 	if last.op != "release" || last.state != election.StateLeader || last.job != "stopped" {
 		t.Errorf("calls %v: want the last a release, as leader (before RESIGN), the job stopped", rec)
+	}
+}
+
+// TestVIPKeeperHoldsTheNotice: the addresses' keeper is started once the
+// notice guard runs, and holds its pipe: a crashed leader's notice goes
+// out only once the keeper has removed them.
+func TestVIPKeeperHoldsTheNotice(t *testing.T) {
+	s := newAgentSet(t)
+	f := &fakeVIPs{rec: &vipRecord{}}
+	a := startVIPAgent(t, s, 0, vipConfig("node-1", 1, true), f)
+	if a.notice == nil {
+		t.Fatal("no notice guard")
+	}
+	f.mu.Lock()
+	kept := slices.Clone(f.kept)
+	f.mu.Unlock()
+	if len(kept) != 1 || kept[0] == nil || kept[0] != a.notice.Hold() {
+		t.Fatalf("the keepers were given %v, want one given the notice guard's pipe %v", kept, a.notice.Hold())
 	}
 }
 

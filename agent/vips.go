@@ -3,6 +3,7 @@ package agent
 import (
 	"net"
 	"net/netip"
+	"os"
 
 	"github.com/lanleader/lanleader/agent/config"
 	"github.com/lanleader/lanleader/agent/internal/vip"
@@ -34,6 +35,12 @@ func (a *Agent) newVIPs(h loopHost, drv *vips.Driver) *vips.VIPs {
 			}
 		},
 		Name: a.nameOf,
+		Hold: func() *os.File {
+			if a.notice == nil {
+				return nil
+			}
+			return a.notice.Hold()
+		},
 	})
 }
 

@@ -28,7 +28,11 @@
 //     the leader steps down at once, and they go at once.
 //   - The agent's death (SIGKILL, a crash): the address keeper, a child
 //     started with the agent (proc.StartKeeper), is told by the kernel
-//     and removes the addresses; the job's guard does too.
+//     and removes the addresses; the job's guard does too. The keeper
+//     holds the notice guard's pipe (Node.Hold) until it has removed
+//     them: the crashed leader's NOTICE, which the next leader takes
+//     them at, goes out only once they are gone, in the order of a
+//     graceful stop (the job stops, the addresses go, then RESIGN).
 //   - At the start, before joining: the addresses an earlier run left on
 //     this host (one whose keeper could not remove them: killed with it,
 //     as a whole unit's SIGKILL does) are removed, each logged at warn;
@@ -49,6 +53,7 @@ import (
 	"maps"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -79,8 +84,9 @@ type Driver struct {
 	Remove func([]vip.Addr) ([]vip.Addr, error)
 	Probe  func(vip.Addr, time.Duration) (net.HardwareAddr, error)
 	// Keep starts the address keeper (a child that removes the addresses
-	// when the agent dies: proc.StartKeeper); nil: none.
-	Keep func([]vip.Addr) (stop func(), err error)
+	// when the agent dies: proc.StartKeeper), holding hold (the notice
+	// guard's pipe, nil: none) until it has; nil: no keeper.
+	Keep func(addrs []vip.Addr, hold *os.File) (stop func(), err error)
 }
 
 // System is package vip itself.
@@ -94,8 +100,8 @@ var System = Driver{
 	},
 	Remove: vip.Remove,
 	Probe:  vip.Probe,
-	Keep: func(addrs []vip.Addr) (func(), error) {
-		k, err := proc.StartKeeper(addrs, nil)
+	Keep: func(addrs []vip.Addr, hold *os.File) (func(), error) {
+		k, err := proc.StartKeeper(addrs, hold)
 		if err != nil {
 			return nil, err
 		}
@@ -114,6 +120,10 @@ type Node struct {
 	// Name is the member name of a node_id, for the log ("" unknown); nil:
 	// none known.
 	Name func(id uint64) string
+	// Hold is the notice guard's pipe (proc.Notifier.Hold), which the
+	// address keeper holds until it has removed the addresses; nil (or a
+	// nil func): no notice guard.
+	Hold func() *os.File
 }
 
 // probeWait is how long the start waits for an answer to its probes
@@ -176,8 +186,9 @@ func New(h part.Host, cfg *config.Config, drv Driver, met *metrics.Metrics, node
 }
 
 // Start sets the interfaces of list's addresses, removes what an earlier
-// run left, probes them, and starts their holder. ip and dev are the
-// election's address and interface ("" when unknown).
+// run left, probes them, and starts their holder; Keep starts their
+// keeper. ip and dev are the election's address and interface ("" when
+// unknown).
 func (v *VIPs) Start(list []config.VIP, ip netip.Addr, dev string) error {
 	v.self, v.dev = ip.Unmap(), dev
 	if len(list) == 0 || v.neverLeads {
@@ -195,7 +206,6 @@ func (v *VIPs) Start(list []config.VIP, ip netip.Addr, dev string) error {
 	if err != nil {
 		v.host.Log().Warn("cannot remove the virtual addresses an earlier run may have left", "err", err)
 	}
-	v.startKeeper()
 	v.probe()
 	h, err := v.hold(v.addrs)
 	if err != nil {
@@ -225,14 +235,27 @@ func (v *VIPs) resolve(list []config.VIP) ([]vip.Addr, error) {
 	return addrs, nil
 }
 
+// Keep starts the address keeper of the addresses Start set, if any, once
+// the notice guard runs (Node.Hold), after Start and before the loop:
+// nothing is held before.
+func (v *VIPs) Keep() {
+	if len(v.addrs) > 0 && v.stopKeeper == nil {
+		v.startKeeper()
+	}
+}
+
 // startKeeper starts the address keeper of the addresses, when the
-// driver has one.
+// driver has one, holding the notice guard's pipe when there is one.
 func (v *VIPs) startKeeper() {
 	if v.drv.Keep == nil {
 		return
 	}
+	var hold *os.File
+	if v.node.Hold != nil {
+		hold = v.node.Hold()
+	}
 	var err error
-	if v.stopKeeper, err = v.drv.Keep(v.addrs); err != nil {
+	if v.stopKeeper, err = v.drv.Keep(v.addrs, hold); err != nil {
 		v.host.Log().Warn("no address keeper: a SIGKILL of this agent leaves its virtual addresses on this host until its next start", "err", err)
 	}
 }

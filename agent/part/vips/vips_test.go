@@ -3,6 +3,7 @@ package vips
 import (
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -265,6 +266,69 @@ func TestReload(t *testing.T) {
 	reload([]config.VIP{addrA}, []config.VIP{addrB})
 	if ops := f.take(); !slices.Equal(ops, []string{"hold 198.18.0.101/24", "close 198.18.0.100/24"}) {
 		t.Errorf("a follower's reload: %q, want only the holder replaced", ops)
+	}
+}
+
+// The keeper starts at Keep, not at Start (the driver calls Keep once
+// the notice guard runs), with the addresses and the notice guard's pipe
+// (Node.Hold); a reload's keeper gets the pipe too; without a notice
+// guard it holds none; a witness keeps nothing.
+func TestKeeperHoldsTheNotice(t *testing.T) {
+	type kept struct {
+		addrs []vip.Addr
+		hold  *os.File
+	}
+	keeping := func(f *fixture, hold *os.File) *[]kept {
+		var got []kept
+		f.v.drv.Keep = func(addrs []vip.Addr, h *os.File) (func(), error) {
+			got = append(got, kept{slices.Clone(addrs), h})
+			return func() { f.op("stop keeper", addrs) }, nil
+		}
+		if hold != nil {
+			f.v.node.Hold = func() *os.File { return hold }
+		}
+		return &got
+	}
+	pipe, err := os.Open(os.DevNull) // stands for the pipe: only its identity counts
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipe.Close()
+
+	f := newFixture(t)
+	got := keeping(f, pipe)
+	if err := f.v.Start([]config.VIP{addrA}, self, "eth0"); err != nil {
+		t.Fatal(err)
+	}
+	if len(*got) != 0 {
+		t.Fatalf("Start started a keeper, before the notice guard: %v", *got)
+	}
+	f.v.Keep()
+	f.v.Keep() // one keeper
+	if len(*got) != 1 || (*got)[0].hold != pipe || len((*got)[0].addrs) != 1 || (*got)[0].addrs[0].Prefix != addrA.Prefix {
+		t.Fatalf("keepers %v, want one of %v holding the notice guard's pipe", *got, addrA.Prefix)
+	}
+	old, next := config.DefaultConfig(), config.DefaultConfig()
+	old.VIPs, next.VIPs = []config.VIP{addrA}, []config.VIP{addrB}
+	f.v.Reload(&old, &next)
+	if len(*got) != 2 || (*got)[1].hold != pipe || (*got)[1].addrs[0].Prefix != addrB.Prefix || !slices.Contains(f.take(), "stop keeper 198.18.0.100/24") {
+		t.Fatalf("after a reload: keepers %v, want the old one stopped and one of %v holding the pipe", *got, addrB.Prefix)
+	}
+
+	f = newFixture(t)
+	got = keeping(f, nil)
+	f.v.Start([]config.VIP{addrA}, self, "eth0")
+	f.v.Keep()
+	if len(*got) != 1 || (*got)[0].hold != nil {
+		t.Fatalf("without a notice guard: keepers %v, want one holding nothing", *got)
+	}
+
+	f = newFixtureOf(t, func(c *config.Config) { c.Role, c.Quorum = "witness", 3 })
+	got = keeping(f, pipe)
+	f.v.Start([]config.VIP{addrA}, self, "eth0")
+	f.v.Keep()
+	if len(*got) != 0 {
+		t.Fatalf("a witness started keepers %v", *got)
 	}
 }
 
