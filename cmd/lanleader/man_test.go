@@ -177,7 +177,7 @@ func TestManPageEnvironment(t *testing.T) {
 		read[name] = true
 	}
 	for _, own := range []string{"LANLEADER_JOB_GUARD", "LANLEADER_JOB_GUARD_GRACE", "LANLEADER_JOB_GUARD_LEASE", "LANLEADER_JOB_GUARD_VIPS", "LANLEADER_VIP_KEEPER",
-		"LANLEADER_JOB_GUARD_HOLD", "LANLEADER_NOTICE_GUARD", "LANLEADER_NOTICE_FROM", "LANLEADER_NOTICE_IFACE"} {
+		"LANLEADER_JOB_GUARD_HOLD", "LANLEADER_NOTICE_GUARD", "LANLEADER_NOTICE_FROM", "LANLEADER_NOTICE_IFACE", "LANLEADER_VIP_KEEPER_HOLD"} {
 		if !read[own] {
 			t.Errorf("no os.Getenv(%s) found: the walk missed the agent's own variables", own)
 		}
