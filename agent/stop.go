@@ -95,7 +95,9 @@ func (a *Agent) Crash() {
 		// signal); in one process, kill it. Its notice guard, told of no
 		// death (the process lives on), ends without a notice.
 		a.KillJob()
-		a.stopNotifier()
+		if a.notice != nil {
+			a.notice.Kill()
+		}
 		a.shutdown(context.Background())
 	})
 }

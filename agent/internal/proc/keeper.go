@@ -47,10 +47,14 @@ type Keeper struct {
 }
 
 // StartKeeper starts the keeper of addrs (their Dev set), holding hold,
-// the notice guard's pipe (Notifier.Hold; nil: none, as without a notice
-// guard). The program must have called Guard (the keeper is entered
+// the notice guard's pipe (a copy from Notifier.Hold, which StartKeeper
+// takes: it closes it once the keeper has its own; nil: none, as without
+// a notice guard). The program must have called Guard (the keeper is entered
 // there).
 func StartKeeper(addrs []vip.Addr, hold *os.File) (*Keeper, error) {
+	if hold != nil {
+		defer hold.Close()
+	}
 	if !guardInstalled.Load() {
 		return nil, errors.New("proc: cannot start the address keeper: this program does not enter it (it must call agent.Guard first thing in main)")
 	}

@@ -86,8 +86,10 @@ type Notifier struct {
 	next   []byte // the latest frame not yet written, nil when none
 	kick   chan struct{}
 	closed bool
-	ctl    *os.File
-	wrote  chan struct{} // closed when the writer has ended
+	// holdClosed: hold is closed (Stop, Kill); Hold hands out no copy.
+	holdClosed bool
+	ctl        *os.File
+	wrote      chan struct{} // closed when the writer has ended
 }
 
 // StartNotifier starts the notice guard of an agent whose election
@@ -129,9 +131,59 @@ func StartNotifier(from netip.AddrPort, iface string) (*Notifier, error) {
 	return n, nil
 }
 
-// Hold is the hold pipe's write end, for every job guard (SetHold) and
-// the address keeper (StartKeeper).
-func (n *Notifier) Hold() *os.File { return n.hold }
+// Hold is a copy of the hold pipe's write end, for every job guard
+// (SetHold) and the address keeper (StartKeeper), nil once the guard is
+// stopped. The caller owns the copy and closes it: the notifier closes
+// only its own, so a Stop never closes a descriptor that a start is
+// handing to a child at that moment.
+func (n *Notifier) Hold() *os.File {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.holdClosed {
+		return nil
+	}
+	var f *os.File
+	if rc, err := n.hold.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			if d, err := syscall.Dup(int(fd)); err == nil {
+				syscall.CloseOnExec(d)
+				f = os.NewFile(uintptr(d), "notice hold")
+			}
+		})
+	}
+	return f
+}
+
+// Kill ends the guard at once, without a notice: an agent's crash
+// simulated in a process that lives on (its tests, the demo), where no
+// death reaches the guard.
+func (n *Notifier) Kill() {
+	n.mu.Lock()
+	already := n.closed
+	n.next, n.closed = []byte{frameStop}, true
+	n.mu.Unlock()
+	n.cmd.Process.Kill()
+	<-n.done
+	if !already {
+		select {
+		case n.kick <- struct{}{}:
+		default: // a kick is pending: the writer takes the stop with it
+		}
+		<-n.wrote // its write fails at once: the reader is gone
+		n.ctl.Close()
+	}
+	n.closeHold()
+}
+
+// closeHold closes the notifier's own copy of the hold pipe, once.
+func (n *Notifier) closeHold() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.holdClosed {
+		n.holdClosed = true
+		n.hold.Close()
+	}
+}
 
 // Pid is the notice guard's process id.
 func (n *Notifier) Pid() int { return n.cmd.Process.Pid }
@@ -218,7 +270,7 @@ func (n *Notifier) Stop() {
 		n.cmd.Process.Kill()
 		<-n.done
 	}
-	n.hold.Close()
+	n.closeHold()
 }
 
 // notice is what the guard would send: the packet and its destinations.

@@ -49,6 +49,7 @@ const (
 // once the job's process group is gone.
 func (s *Supervisor) Run() {
 	defer close(s.done)
+	defer s.closeHold()
 	r := &runState{quit: s.quit}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()

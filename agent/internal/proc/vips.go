@@ -30,13 +30,28 @@ func (s *Supervisor) SetVIPs(addrs []vip.Addr) {
 	s.vips = append([]vip.Addr(nil), addrs...)
 }
 
-// SetHold gives the supervisor the notice guard's hold pipe (Notifier.Hold),
-// which every job guard it starts keeps until its job's process group is
-// gone. Call it before Run.
+// SetHold gives the supervisor a copy of the notice guard's hold pipe
+// (Notifier.Hold), which it owns and closes when Run ends. Every job
+// guard it starts keeps the pipe until its job's process group is gone.
+// Call it before Run.
 func (s *Supervisor) SetHold(f *os.File) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.hold != nil {
+		s.hold.Close()
+	}
 	s.hold = f
+}
+
+// closeHold closes the supervisor's copy of the hold pipe, when Run ends:
+// no job guard is started after.
+func (s *Supervisor) closeHold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold != nil {
+		s.hold.Close()
+		s.hold = nil
+	}
 }
 
 // vipsEnv is the guard's variable of the addresses, "" without any.
