@@ -16,8 +16,9 @@ import (
 )
 
 // The notice guard: a child of the agent (its own executable again, with
-// noticeEnv set, in a process group of its own) that the kernel tells of
-// the agent's death (PR_SET_PDEATHSIG) and that then sends, on the dead
+// noticeEnv set, in a process group of its own) that learns of the
+// agent's death from the end of its standard input (the agent holds the
+// only write end) and that then sends, on the dead
 // leader's behalf, the NOTICE the agent gave it (wire.TypeNotice: this
 // leader of this term is gone), so that the others elect at once instead
 // of waiting for their failure detector. It sends nothing while the agent
@@ -90,6 +91,11 @@ type Notifier struct {
 	holdClosed bool
 	ctl        *os.File
 	wrote      chan struct{} // closed when the writer has ended
+	// queued counts the frames queued, written those the writer has
+	// written or dropped for a later one; synced is signalled at each
+	// write (Sync).
+	queued, written uint64
+	synced          *sync.Cond
 }
 
 // StartNotifier starts the notice guard of an agent whose election
@@ -115,7 +121,7 @@ func StartNotifier(from netip.AddrPort, iface string) (*Notifier, error) {
 	cmd.Stdin = ps[0].r
 	cmd.Stderr = os.Stderr
 	cmd.ExtraFiles = []*os.File{ps[1].r} // noticeHoldFD
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: guardDeathSignal}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	ps[0].r.Close()
 	ps[1].r.Close()
@@ -126,6 +132,7 @@ func StartNotifier(from netip.AddrPort, iface string) (*Notifier, error) {
 	}
 	n := &Notifier{cmd: cmd, hold: ps[1].w, ctl: ps[0].w, done: make(chan struct{}), kick: make(chan struct{}, 1),
 		wrote: make(chan struct{})}
+	n.synced = sync.NewCond(&n.mu)
 	go func() { cmd.Wait(); close(n.done) }()
 	go n.writer()
 	return n, nil
@@ -215,6 +222,7 @@ func (n *Notifier) queue(frame []byte) {
 	n.mu.Lock()
 	if !n.closed {
 		n.next = frame
+		n.queued++
 	}
 	n.mu.Unlock()
 	select {
@@ -225,10 +233,15 @@ func (n *Notifier) queue(frame []byte) {
 
 // writer writes the latest frame to the guard, one whole frame at a time.
 func (n *Notifier) writer() {
-	defer close(n.wrote)
+	defer func() {
+		n.mu.Lock()
+		close(n.wrote)
+		n.synced.Broadcast()
+		n.mu.Unlock()
+	}()
 	for range n.kick {
 		n.mu.Lock()
-		frame, closed := n.next, n.closed
+		frame, closed, upto := n.next, n.closed, n.queued
 		n.next = nil
 		n.mu.Unlock()
 		if frame != nil {
@@ -237,9 +250,31 @@ func (n *Notifier) writer() {
 				return
 			}
 		}
+		n.mu.Lock()
+		n.written = upto
+		n.synced.Broadcast()
+		n.mu.Unlock()
 		if closed {
 			return
 		}
+	}
+}
+
+// Sync waits until the last frame queued (Set, Clear) is in the guard's
+// pipe, or the writer has ended: from then on a death of the agent sends
+// what it said. The agent never needs it (a leader that dies within
+// microseconds of a new term leaves the notice of the one before, or none,
+// and its followers' detector finds it); its tests wait on it.
+func (n *Notifier) Sync() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for n.written < n.queued {
+		select {
+		case <-n.wrote:
+			return
+		default:
+		}
+		n.synced.Wait()
 	}
 }
 
@@ -347,27 +382,19 @@ func noticeMain() int {
 	// terminal (systemd's KillMode=control-group once the agent died):
 	// the notice is still owed.
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, guardDeathSignal)
+	// The agent's death is the end of its input: only the agent holds the
+	// pipe's write end (close-on-exec), and the kernel closes it as the
+	// agent exits, however it exits; the last frame it wrote is in the
+	// pipe before the end. No death signal: one that came before this
+	// process had set its handlers would kill it, notice unsent (a
+	// leader that dies in the guard's first milliseconds).
 	type result struct {
 		last *notice
 		stop bool
 		err  error
 	}
-	frames := make(chan result, 1)
-	go func() {
-		last, stop, err := readFrames(os.Stdin)
-		frames <- result{last, stop, err}
-	}()
-	// The agent's input ends when it dies (its end of the pipe closes
-	// with it), as its death signal comes: either is the news; the last
-	// frame it wrote is in the pipe before the end.
 	var r result
-	select {
-	case <-sigs:
-		r = <-frames
-	case r = <-frames:
-	}
+	r.last, r.stop, r.err = readFrames(os.Stdin)
 	switch {
 	case r.stop:
 		return 0

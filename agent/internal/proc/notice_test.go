@@ -110,7 +110,13 @@ func asNotifiedAgent() {
 	case "stop":
 		n.Stop()
 	}
-	fmt.Println("notifier", n.Pid())
+	n.Sync()
+	stamp := func(line string) {
+		f, _ := os.OpenFile(os.Getenv(noticeStampsEnv), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		fmt.Fprintln(f, line)
+		f.Close()
+	}
+	stamp(fmt.Sprintf("notifier %d", n.Pid()))
 	if keep {
 		addr, _ := vip.Parse(testKeptAddr)
 		k, err := StartKeeper([]vip.Addr{addr}, n.Hold())
@@ -118,9 +124,7 @@ func asNotifiedAgent() {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			os.Exit(2)
 		}
-		f, _ := os.OpenFile(os.Getenv(noticeStampsEnv), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		fmt.Fprintf(f, "keeper %d\n", k.Pid())
-		f.Close()
+		stamp(fmt.Sprintf("keeper %d", k.Pid()))
 	}
 	if len(argv) > 0 {
 		s := New(Config{Argv: argv, Grace: grace})
@@ -197,8 +201,9 @@ func TestNoticeAfterTheJob(t *testing.T) {
 func TestNoticeWithoutJob(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
-	agent := startNotified(t, 0, out, filepath.Join(dir, "none"))
-	waitFor(t, "the notice guard started", 5*time.Second, func() (bool, string) { return strings.Contains(procCmdlines(), "lanleader-notice-guard"), "" })
+	stamps := filepath.Join(dir, "stamps")
+	agent := startNotified(t, 0, out, stamps)
+	pidIn(t, stamps, "notifier") // the notice is in the guard's pipe
 	agent.Process.Kill()
 	agent.Wait()
 	waitFor(t, "the notice sent", 5*time.Second, func() (bool, string) {
@@ -311,7 +316,9 @@ func TestNoNotice(t *testing.T) {
 			if mode != "" {
 				args = append(args, mode)
 			}
-			agent := startNotified(t, 0, out, filepath.Join(dir, "none"), args...)
+			stamps := filepath.Join(dir, "stamps")
+			agent := startNotified(t, 0, out, stamps, args...)
+			pidIn(t, stamps, "notifier") // what the agent said is in the guard's pipe
 			noFile := func() (bool, string) {
 				b, err := os.ReadFile(out)
 				return os.IsNotExist(err), string(b)
@@ -326,16 +333,4 @@ func TestNoNotice(t *testing.T) {
 			waitfor.Holds(t, "no notice after the agent's death", 500*time.Millisecond, 10*time.Millisecond, noFile)
 		})
 	}
-}
-
-// procCmdlines is every process's command line, for a test's look.
-func procCmdlines() string {
-	var b strings.Builder
-	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range paths {
-		c, _ := os.ReadFile(p)
-		b.Write(c)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
