@@ -99,7 +99,8 @@
 // no agent) asks the address every millisecond, every host answers with
 // its name (e2e/internal/vipclient, vipecho), and each row reports the
 // client's outage, from the kill to its first answer from the new holder,
-// for lanleader with --vip (modes crash, graceful and resign; rows skipped,
+// for lanleader with --vip (modes crash, graceful and resign, and freeze
+// when -mode asks for it; rows skipped,
 // saying "lanleader has no --vip", when the binary lacks the flag) and,
 // with -keepalived, keepalived's virtual_ipaddress (advert_int 1s, 100ms,
 // 10ms by default). At least 20 trials a row. See agent/part/vips.
@@ -323,9 +324,9 @@ func parseModes(list string, known ...string) ([]string, error) {
 	return out, nil
 }
 
-// vipModes parses -mode's list with -vip: crash, graceful, resign.
+// vipModes parses -mode's list with -vip: crash, graceful, resign, freeze.
 func vipModes(list string) ([]string, error) {
-	return parseModes(list, "crash", "graceful", "resign")
+	return parseModes(list, "crash", "graceful", "resign", "freeze")
 }
 
 // parseLosses parses -loss's list of percentages (empty: no loss rows).
