@@ -22,8 +22,8 @@ import (
 // (the agent, whatever it started, anything the benchmark runs there:
 // keepalived and its VRRP child, vipecho) gets SIGSTOP, parents before
 // their children, so that no process of the host runs to see another
-// stopped; then the bridge's end of the host's veth goes down (e2e's
-// PullCable: the host's eth0 loses its carrier), so that nothing leaves it
+// stopped; then the bridge's end of the host's veth goes down (as e2e's
+// PullCable does: the host's eth0 loses its carrier), so nothing leaves it
 // and nothing reaches it: no frame the processes had queued, no ARP or
 // TCP answer of its kernel, which a SIGSTOP alone would leave running.
 // The time runs from the first SIGSTOP (the processes are listed before
@@ -35,10 +35,15 @@ import (
 // children running. The host is resumed, not restarted: a frozen host
 // that comes back is the fault being modelled (lanleader's agent resumes
 // believing it leads, hears the newer term and, by preemption, takes the
-// lead back; keepalived's master resumes advertising its higher priority),
-// and the next trial starts, as after a crash's restart, only once every
-// host agrees that host-K leads again (keepalived: host-K master, the
-// others backups, the virtual address on host-K alone).
+// lead back; host-K's keepalived, of the highest priority, takes the
+// master role back, in about as long as a restarted one takes), and the
+// next trial starts, as after a crash's restart, only once every host
+// agrees that host-K leads again (keepalived: host-K master, the others
+// backups, the virtual address on host-K alone). A restart instead would
+// give the next trial the same start (an agreed LAN; nothing of the
+// freeze lasts into the next fault but the resumed process itself) and
+// would leave the way out of a freeze untried: a thaw that did not end
+// in host-K's lead would abort the row.
 
 // hostOps is what a freeze does to one host of the test bed (nsHost; a
 // fake in the tests).

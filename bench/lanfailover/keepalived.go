@@ -191,9 +191,9 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 
 		since = time.Now()
 		if mode == "freeze" {
-			// Resumed, not restarted (see freeze.go): host-K's VRRP child
-			// advertises its higher priority again, and the next trial
-			// waits until it is the only master.
+			// Resumed, not restarted (see freeze.go): host-K's keepalived,
+			// of the highest priority, takes the master role back, and
+			// the next trial waits until it is the only master.
 			frozen.unfreeze(r, what)
 			continue
 		}
