@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/lanleader/lanleader/agent/part/majority"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -71,8 +72,8 @@ type loopState struct {
 	// once until it is no longer so).
 	tooManyVoters bool
 	// majority: whether this quorum node waits for a majority, as last
-	// logged (majority.go).
-	majority majorityWait
+	// logged (majority.go); nil until the first judgement.
+	majority *majority.Watch
 }
 
 // run is the event loop: the only goroutine that touches the machine.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lanleader/lanleader/agent/internal/meta"
+	"github.com/lanleader/lanleader/agent/part/majority"
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/internal/waitfor"
 )
@@ -68,7 +69,7 @@ func TestMajorityWaitLogged(t *testing.T) {
 		a.noteMajority(now)
 	}
 	expect("the same count for 100 heartbeats")
-	now += majorityLogEvery
+	now += majority.LogEvery
 	a.noteMajority(now)
 	expect("a minute later", "waiting for a majority of 3 (2 votes): 1 heard")
 

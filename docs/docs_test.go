@@ -22,26 +22,42 @@ import (
 // root is the repository, from this package's directory.
 const root = ".."
 
-// markdownPages are README.md, ARCHITECTURE.md and every docs/**/*.md,
-// as paths from the repository's root.
-func markdownPages(t *testing.T) []string {
+// filesUnder are the files under dir, as paths from the repository's
+// root; none when dir does not exist.
+func filesUnder(t *testing.T, dir string) []string {
 	t.Helper()
-	pages := []string{"README.md", "ARCHITECTURE.md"}
-	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+	var files []string
+	err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && path == filepath.Join(root, dir) {
+			return fs.SkipAll
+		}
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasSuffix(path, ".md") {
+		if !d.IsDir() {
 			rel, err := filepath.Rel(root, path)
 			if err != nil {
 				return err
 			}
-			pages = append(pages, filepath.ToSlash(rel))
+			files = append(files, filepath.ToSlash(rel))
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return files
+}
+
+// markdownPages are README.md, ARCHITECTURE.md and every docs/**/*.md,
+// as paths from the repository's root.
+func markdownPages(t *testing.T) []string {
+	t.Helper()
+	pages := []string{"README.md", "ARCHITECTURE.md"}
+	for _, p := range filesUnder(t, "docs") {
+		if strings.HasSuffix(p, ".md") {
+			pages = append(pages, p)
+		}
 	}
 	return pages
 }
@@ -476,25 +492,7 @@ func TestOnlyDocumentationAddresses(t *testing.T) {
 			pages = append(pages, p)
 		}
 	}
-	err := filepath.WalkDir(filepath.Join(root, "examples"), func(path string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && path == filepath.Join(root, "examples") {
-			return fs.SkipAll
-		}
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			rel, err := filepath.Rel(root, path)
-			if err != nil {
-				return err
-			}
-			pages = append(pages, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pages = append(pages, filesUnder(t, "examples")...)
 	for _, page := range pages {
 		for i, line := range strings.Split(read(t, page), "\n") {
 			for _, a := range addresses(line) {

@@ -98,6 +98,7 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 		procs[i] = start(i)
 	}
 	k := &kaBed{r: r, n: n, capt: capt, procs: procs, top: top, advert: advert}
+	frozen := hostFreeze(r, n, top)
 
 	since := time.Now()
 	var trialsFrom []cpuTime
@@ -109,7 +110,14 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 			trialsFrom = k.cpuTimes()
 		}
 		time.Sleep(time.Duration(rng.Int64N(int64(advert))))
-		pids := k.pids(top)
+		what := fmt.Sprintf("trial %d", trial+1)
+		var pids []int // listed before t0
+		switch mode {
+		case "crash":
+			pids = k.pids(top)
+		case "freeze":
+			pids = frozen.list(r, what)
+		}
 		a0 := time.Now()
 		p0, err := n.Packets()
 		if err != nil {
@@ -117,7 +125,9 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 		}
 		b0 := time.Now()
 		t0 := time.Now()
-		if mode == "crash" {
+		killEnd := t0
+		switch mode {
+		case "crash":
 			// The VRRP child first: when the parent dies first, the child
 			// stops gracefully ("sent 0 priority": seen with 2.2.7). The
 			// parent is signalled before it can learn of the child's
@@ -128,10 +138,18 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 					r.Fatalf("trial %d: SIGKILL %d: %v", trial+1, pid, err)
 				}
 			}
-		} else if err := procs[top].Signal(syscall.SIGTERM); err != nil {
-			r.Fatalf("trial %d: %v", trial+1, err)
+			killEnd = time.Now()
+		case "freeze":
+			// The parent first (see freeze.go): stopped, it sees nothing
+			// of its child's stop. failedOver checks that no advert of
+			// host-K follows the stops.
+			killEnd = frozen.freeze(r, pids, what)
+		default:
+			if err := procs[top].Signal(syscall.SIGTERM); err != nil {
+				r.Fatalf("trial %d: %v", trial+1, err)
+			}
+			killEnd = time.Now()
 		}
-		killEnd := time.Now()
 		killSpan = max(killSpan, killEnd.Sub(t0))
 
 		f, why := k.failover(t0, killEnd, mode)
@@ -147,14 +165,16 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 		b1 := time.Now()
 		readLag = max(readLag, f.lag)
 
-		code, err := procs[top].Wait(10 * time.Second)
-		if mode == "graceful" && (err != nil || code != 0) {
-			r.Fatalf("trial %d: host-%d after SIGTERM: exit %d, %v; want exit 0", trial+1, top+1, code, err)
+		if mode != "freeze" {
+			code, err := procs[top].Wait(10 * time.Second)
+			if mode == "graceful" && (err != nil || code != 0) {
+				r.Fatalf("trial %d: host-%d after SIGTERM: exit %d, %v; want exit 0", trial+1, top+1, code, err)
+			}
+			if !procs[top].Exited() {
+				r.Fatalf("trial %d: host-%d still runs 10 s after the %s", trial+1, top+1, mode)
+			}
+			k.waitGone(top, what)
 		}
-		if !procs[top].Exited() {
-			r.Fatalf("trial %d: host-%d still runs 10 s after the %s", trial+1, top+1, mode)
-		}
-		k.waitGone(top, fmt.Sprintf("trial %d", trial+1))
 
 		// Every frame the nftables counter saw from p0 to p1 was stamped
 		// between a0 and b1; every frame stamped from b0 to a1, it saw.
@@ -170,6 +190,13 @@ func measureKeepalived(r *runner, o options, advert time.Duration, mode string, 
 			f.first.Sub(t0), f.all.Sub(t0), packets, f.note)
 
 		since = time.Now()
+		if mode == "freeze" {
+			// Resumed, not restarted (see freeze.go): host-K's keepalived,
+			// of the highest priority, takes the master role back, and
+			// the next trial waits until it is the only master.
+			frozen.unfreeze(r, what)
+			continue
+		}
 		procs[top] = start(top)
 	}
 	k.settle(since, "after the last trial")
@@ -342,7 +369,7 @@ func (k *kaBed) failedOver(t0, killEnd time.Time, mode string) (kaTrial, string)
 			case mode == "graceful" && e.Prio == 0 && !stopped:
 				stopped = true
 			case mode == "graceful" && e.Prio > 0 && !stopped:
-			case mode == "crash" && e.At.Before(killEnd.Add(time.Millisecond)):
+			case (mode == "crash" || mode == "freeze") && e.At.Before(killEnd.Add(time.Millisecond)):
 			default:
 				return f, fmt.Sprintf("!host-%d sent an advert (priority %d) %v after the %s", k.top+1, e.Prio, e.At.Sub(t0), mode)
 			}

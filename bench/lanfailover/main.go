@@ -7,7 +7,7 @@
 //
 //	sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-quorum 0,n] [-state-dir /dev/shm] [-start-every 40ms] [-keepalived] [-advert-int 100ms]
 //	sudo go run ./bench/lanfailover [-hosts 5] [-trials 30]
-//	    [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully]
+//	    [-heartbeat 100ms,10ms] [-mode crash,graceful,freeze] [-algorithm bully]
 //	    [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]
 //
 // For each algorithm (-algorithm: bully by default, a list, or all),
@@ -20,14 +20,24 @@
 //   - crash: SIGKILL (no RESIGN, no leave: the others must miss its
 //     heartbeats, then elect);
 //   - graceful: SIGTERM (the agent sends RESIGN, then leaves): the time is
-//     from the signal, so it bounds the time from RESIGN from above.
+//     from the signal, so it bounds the time from RESIGN from above;
+//   - freeze: host-K's whole host stops at once, as a frozen VM with its
+//     cable out: every process of its namespace SIGSTOPped (parents
+//     first; t0 is the first signal), then its link down (the bridge's
+//     end of its veth: its eth0 loses carrier), so that neither a frame
+//     its processes had queued nor an answer of its kernel (ARP, TCP)
+//     leaves it, and nothing reaches it. Nothing on the host can tell the
+//     others it is gone: the others must miss its heartbeats, whatever
+//     an agent's own host may do for it after a crash (freeze.go).
 //
 // and waits until the other hosts agree on host-(K−1). It reports, from
 // the agents' own log stamps (nanoseconds, one clock: every host is a
 // namespace of this machine), the time from t0 to the first host naming
 // the new leader ("first", normally the new leader itself) and to the last
-// one ("all agree"). Then it restarts host-K and waits until it leads
-// again before the next trial.
+// one ("all agree"). Then it restarts host-K (freeze: thaws it, its link
+// up, then SIGCONT, children first; the resumed agent hears the newer
+// term and takes the lead back) and waits until it leads again before the
+// next trial. -mode's default is all three.
 //
 // -quorum is a list of expected cluster sizes N (default 0: plain bully,
 // or whichever -algorithm, as the textbook has it). For N > 0 every agent
@@ -78,15 +88,19 @@
 // graceful SIGTERMs the parent. Its times are the kernel's stamps of the
 // frames on the bridge: "first" is host-(K−1)'s first advert as master,
 // "all agree" its first gratuitous ARP for the virtual address (VRRP
-// backups record no master); its packets are VRRP frames. Its rows are
-// printed in the same table.
+// backups record no master); its packets are VRRP frames. A freeze stops
+// every process of host-K's namespace (keepalived and its VRRP child) and
+// takes its link down as for lanleader; thawed, host-K's keepalived
+// resumes and takes the master role back. Its rows are printed in the
+// same table.
 //
 // With -vip it measures instead what the user of the cluster's virtual
 // address sees: a client host (a namespace on the same bridge that runs
 // no agent) asks the address every millisecond, every host answers with
 // its name (e2e/internal/vipclient, vipecho), and each row reports the
 // client's outage, from the kill to its first answer from the new holder,
-// for lanleader with --vip (modes crash, graceful and resign; rows skipped,
+// for lanleader with --vip (modes crash, graceful and resign, and freeze
+// when -mode asks for it; rows skipped,
 // saying "lanleader has no --vip", when the binary lacks the flag) and,
 // with -keepalived, keepalived's virtual_ipaddress (advert_int 1s, 100ms,
 // 10ms by default). At least 20 trials a row. See agent/part/vips.
@@ -172,13 +186,14 @@ func main() {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("lanfailover", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n"+
+		fmt.Fprintf(fs.Output(), "usage: sudo go run ./bench/lanfailover [-hosts 5] [-trials 30] [-heartbeat 100ms,10ms] [-mode crash,graceful,freeze] [-algorithm bully] [-quorum 0] [-keepalived] [-advert-int 1s,100ms] [-seed 1] [-v]\n"+
 			"       sudo go run ./bench/lanfailover -loss 20,30 [-loss-for 30s] [-hosts 5] [-keepalived] [-advert-int 1s,100ms]\n"+
 			"       sudo go run ./bench/lanfailover -scale 5,32,64,128 [-trials 30] [-heartbeat 100ms] [-algorithm bully] [-quorum 0,n] [-keepalived] [-advert-int 100ms] [-idle-settle 2s] [-idle-window 5s]\n"+
 			"       sudo go run ./bench/lanfailover -vip [-trials 20] [-hosts 3] [-heartbeat 100ms,10ms] [-mode crash,graceful,resign] [-keepalived] [-advert-int 1s,100ms,10ms]\n\n"+
 			"Failover time of real lanleader agents (and, with -keepalived, of keepalived)\n"+
 			"on hosts that are network namespaces of this machine, when the leader is killed\n"+
-			"or stopped. Needs root, iproute2 and nftables (and keepalived for -keepalived).\n\n")
+			"or stopped, or its whole host freezes with its link down. Needs root, iproute2\n"+
+			"and nftables (and keepalived for -keepalived).\n\n")
 		fs.PrintDefaults()
 	}
 	var o options
@@ -186,7 +201,7 @@ func parseFlags(args []string) (options, error) {
 	scale := fs.String("scale", "", "comma-separated host counts (2…128): instead of failover rows, the scale table: start-up, crash failover, packets, idle CPU and RSS per host count (e.g. 5,32,64,128)")
 	fs.IntVar(&o.trials, "trials", 30, "kills per setting and mode, at least 1")
 	hbs := fs.String("heartbeat", "100ms,10ms", "comma-separated lanleader heartbeat intervals (100ms is the default)")
-	modes := fs.String("mode", "crash,graceful", "comma-separated modes: crash (SIGKILL), graceful (SIGTERM)")
+	modes := fs.String("mode", "crash,graceful,freeze", "comma-separated modes: crash (SIGKILL of the leader's agent), graceful (SIGTERM), freeze (every process of the leader's host SIGSTOPped, its link down, then thawed); with -vip also resign, and crash,graceful,resign by default")
 	algs := fs.String("algorithm", "bully", "comma-separated lanleader election algorithms: "+strings.Join(election.Algorithms, ", ")+", or all")
 	quorums := fs.String("quorum", "0", "comma-separated quorum sizes N for the agents' --quorum (0: off, the plain algorithm; e.g. 0,5 compares both); with -scale 0 and/or n (N = each LAN's size)")
 	fs.BoolVar(&o.keepalived, "keepalived", false, "also measure keepalived (VRRP) on the same hosts")
@@ -257,7 +272,7 @@ func parseFlags(args []string) (options, error) {
 		if o.modes, err = vipModes(*modes); err != nil {
 			return o, err
 		}
-	} else if o.modes, err = lists.Modes("-mode", *modes); err != nil {
+	} else if o.modes, err = failoverModes(*modes); err != nil {
 		return o, err
 	}
 	if o.adverts, err = lists.Durations("-advert-int", *adverts, 10*time.Millisecond); err != nil {
@@ -288,17 +303,30 @@ func parseFlags(args []string) (options, error) {
 	return o, nil
 }
 
-// vipModes parses -mode's list with -vip: crash, graceful, resign.
-func vipModes(list string) ([]string, error) {
+// failoverModes parses -mode's list: crash, graceful, freeze.
+func failoverModes(list string) ([]string, error) {
+	return parseModes(list, "crash", "graceful", "freeze")
+}
+
+// parseModes parses -mode's list: each of the modes known, at most once.
+func parseModes(list string, known ...string) ([]string, error) {
 	var out []string
 	for f := range strings.SplitSeq(list, ",") {
 		m := strings.TrimSpace(f)
-		if m != "crash" && m != "graceful" && m != "resign" {
-			return nil, fmt.Errorf("-mode: %q is not crash, graceful or resign", m)
+		switch {
+		case !slices.Contains(known, m):
+			return nil, fmt.Errorf("-mode: %q is not %s or %s", m, strings.Join(known[:len(known)-1], ", "), known[len(known)-1])
+		case slices.Contains(out, m):
+			return nil, fmt.Errorf("-mode: %s twice", m)
 		}
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// vipModes parses -mode's list with -vip: crash, graceful, resign, freeze.
+func vipModes(list string) ([]string, error) {
+	return parseModes(list, "crash", "graceful", "resign", "freeze")
 }
 
 // parseLosses parses -loss's list of percentages (empty: no loss rows).
@@ -548,6 +576,7 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	obs.Stop()
 	res.Usage = idleUsage(r, procs)
 	obs = n.Observe(r, observePeriod(o.hosts))
+	frozen := hostFreeze(r, n, top)
 	since := time.Now()
 	var trialsFrom []cpuTime
 	for trial := range o.trials {
@@ -568,13 +597,23 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		if err != nil {
 			r.Fatalf("%v", err)
 		}
-		t0 := time.Now()
-		sig := syscall.SIGKILL
-		if mode == "graceful" {
-			sig = syscall.SIGTERM
+		what := fmt.Sprintf("trial %d", trial+1)
+		var pids []int
+		if mode == "freeze" {
+			pids = frozen.list(r, what) // before t0: the listing is no part of the fault
 		}
-		if err := procs[top].Signal(sig); err != nil {
-			r.Fatalf("trial %d: %v", trial+1, err)
+		t0 := time.Now()
+		switch mode {
+		case "freeze":
+			frozen.freeze(r, pids, what)
+		case "crash", "graceful":
+			sig := syscall.SIGKILL
+			if mode == "graceful" {
+				sig = syscall.SIGTERM
+			}
+			if err := procs[top].Signal(sig); err != nil {
+				r.Fatalf("%s: %v", what, err)
+			}
 		}
 		if why := waitAgreeLogs(r, obs, t0, uint64(top), others); why != "" {
 			obs.LogsOnly(false)
@@ -601,12 +640,19 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 			r.Fatalf("trial %d: the logs agree on host-%d, /status not: %s", trial+1, top, why)
 		}
 
+		if mode == "freeze" {
+			// Resumed, not restarted (see freeze.go): the next trial waits
+			// until host-K leads again.
+			since = time.Now()
+			frozen.unfreeze(r, what)
+			continue
+		}
 		code, err := procs[top].Wait(10 * time.Second)
 		if mode == "graceful" && (err != nil || code != 0) {
 			r.Fatalf("trial %d: host-%d after SIGTERM: exit %d, %v; want exit 0", trial+1, top+1, code, err)
 		}
 		if !procs[top].Exited() {
-			r.Fatalf("trial %d: host-%d still runs 10 s after %v", trial+1, top+1, sig)
+			r.Fatalf("trial %d: host-%d still runs 10 s after the %s", trial+1, top+1, mode)
 		}
 		since = time.Now()
 		procs[top] = start(top)
@@ -798,7 +844,8 @@ func printTable(w io.Writer, results []result, idle idleSpan) {
 			ms(f.Median), ms(f.P90), ms(f.P99), ms(f.Max), ms(a.Median), ms(a.P90), ms(a.P99), ms(a.Max), pk[0], pk[1])
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "# times in ms from the kill (SIGKILL, or SIGTERM for graceful): lanleader's on the agents' log stamps,")
+	fmt.Fprintln(w, "# times in ms from the kill (SIGKILL, SIGTERM for graceful, the first SIGSTOP of the host's processes for")
+	fmt.Fprintln(w, "# freeze, whose host's link then goes down): lanleader's on the agents' log stamps,")
 	fmt.Fprintln(w, "# keepalived's on the VRRP frames' kernel stamps on the bridge (see its lines above);")
 	fmt.Fprintln(w, "# packets: election packets (lanleader: every election-port packet but heartbeats and beacons, i.e.")
 	fmt.Fprintln(w, "# bully's ELECTION, ANSWER, COORDINATOR, RESIGN, the ring family's messages and acks; keepalived: VRRP)")
@@ -823,7 +870,7 @@ func printTable(w io.Writer, results []result, idle idleSpan) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "# CPU in % of one core: during the trials (the last host restarts every trial: -; lanleader's")
+	fmt.Fprintln(w, "# CPU in % of one core: during the trials (the last host restarts, or freezes, every trial: -; lanleader's")
 	fmt.Fprintf(w, "# include answering the benchmark's /status polls, every %v, longer beyond 8 hosts), and idle: over %v with\n", observeEvery, idle.window)
 	fmt.Fprintf(w, "# the cluster settled and nothing polling (lanleader: before the trials, %v after all first agreed;\n", idle.settle)
 	fmt.Fprintln(w, "# keepalived: after them); RSS at the end of the idle window")

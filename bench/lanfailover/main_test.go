@@ -38,6 +38,37 @@ func TestParseQuorum(t *testing.T) {
 	}
 }
 
+// -mode: crash, graceful and freeze (the leader's whole host stopped, its
+// link down), freeze among the defaults; anything else, or a mode twice,
+// is an error naming the flag.
+func TestParseModes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string // nil: an error
+		err  string   // the error
+	}{
+		{nil, []string{"crash", "graceful", "freeze"}, ""},
+		{[]string{"-mode", "freeze"}, []string{"freeze"}, ""},
+		{[]string{"-mode", "crash,graceful,freeze"}, []string{"crash", "graceful", "freeze"}, ""},
+		{[]string{"-mode", " freeze , crash"}, []string{"freeze", "crash"}, ""},
+		{[]string{"-mode", "freeze", "-keepalived", "-advert-int", "1s", "-trials", "3", "-heartbeat", "100ms"}, []string{"freeze"}, ""},
+		{[]string{"-mode", "pause"}, nil, `-mode: "pause" is not crash, graceful or freeze`},
+		{[]string{"-mode", "freeze,"}, nil, `-mode: "" is not crash, graceful or freeze`},
+		{[]string{"-mode", "resign"}, nil, `-mode: "resign" is not crash, graceful or freeze`},
+		{[]string{"-mode", "crash,freeze,crash"}, nil, "-mode: crash twice"},
+		{[]string{"-scale", "5", "-mode", "freeze"}, nil, "-scale: not with -vip, -loss, -mode or -hosts (its rows are crash failovers, one per host count)"},
+	} {
+		o, err := parseFlags(c.args)
+		if c.want != nil {
+			if err != nil || !slices.Equal(o.modes, c.want) {
+				t.Errorf("%q: %v, %v; want %v", c.args, o.modes, err, c.want)
+			}
+		} else if err == nil || err.Error() != c.err {
+			t.Errorf("%q: %v, %v; want the error %q", c.args, o.modes, err, c.err)
+		}
+	}
+}
+
 func msList(xs ...float64) []time.Duration {
 	out := make([]time.Duration, len(xs))
 	for i, x := range xs {

@@ -44,10 +44,14 @@ import (
 // agent runs with --preempt-delay 2s so that host-K's hold-off, which is
 // never shorter, leaves host-(K−1) the address long enough to be told
 // apart from host-K's return; then host-K takes it back and the next
-// trial starts). A lanleader without --vip skips its rows, saying so.
-// keepalived rows run the instances of keepalived.go (the address kaVIP)
-// with each -advert-int (default here 1s, 100ms, 10ms); modes crash and
-// graceful (keepalived has no resign); the master's adverts' interval
+// trial starts), and, asked for with -mode, freeze (host-K's agent and
+// vipecho SIGSTOPped, its link down, see freeze.go: its address stays on
+// it, unheard; the figures are taken before the thaw, after which host-K
+// takes the address back). A lanleader without --vip skips its rows,
+// saying so. keepalived rows run the instances of keepalived.go (the
+// address kaVIP) with each -advert-int (default here 1s, 100ms, 10ms);
+// modes crash, graceful and freeze (keepalived has no resign); the
+// master's adverts' interval
 // seen on the wire is reported, since it tells what keepalived made of
 // the setting, and so are the trials in which another backup also claimed
 // the master role.
@@ -225,6 +229,7 @@ func vipLanleader(r *runner, o options, hb time.Duration, mode string, rng *rand
 	}
 	top, next := o.hosts-1, o.hosts-2
 	cl := n.StartVIPClient(r, e2e.VIP, time.Millisecond, vipClientRun(o))
+	frozen := hostFreeze(r, n, top)
 	since := obs.Start
 	for trial := range o.trials {
 		r.checkInterrupt()
@@ -234,8 +239,14 @@ func vipLanleader(r *runner, o options, hb time.Duration, mode string, rng *rand
 		}
 		vipHeard(r, n, cl, e2e.VIP, top, since, what)
 		time.Sleep(time.Duration(rng.Int64N(int64(hb))))
+		var pids []int
+		if mode == "freeze" {
+			pids = frozen.list(r, what) // the agent and vipecho
+		}
 		t0 := time.Now()
 		switch mode {
+		case "freeze":
+			frozen.freeze(r, pids, what)
 		case "crash":
 			procs[top].Signal(syscall.SIGKILL)
 		case "graceful":
@@ -264,6 +275,20 @@ func vipLanleader(r *runner, o options, hb time.Duration, mode string, rng *rand
 				row.Failures = append(row.Failures, fmt.Sprintf("%s: no agreement on host-%d within %v: %s", what, top, deadline, why))
 				return
 			}
+		}
+		if mode == "freeze" {
+			// The figures before the thaw: the thawed host's vipecho
+			// answers what the client sent it while frozen, and its agent
+			// takes the address back; the next trial waits for that.
+			v := vipFigures(cl.AnswersSince(t0), t0, outage, top, time.Now())
+			row.add(v)
+			r.Logf("lanleader VIP heartbeat %v %s %s: outage %v, silence %v, %d old answers, interleaved %v", hb, mode, what,
+				v.outage, v.silence, v.old, v.interleaved)
+			since = time.Now()
+			frozen.unfreeze(r, what)
+			continue
+		}
+		if mode != "resign" {
 			code, err := procs[top].Wait(10 * time.Second)
 			if mode == "graceful" && (err != nil || code != 0) {
 				r.Fatalf("%s: host-%d after SIGTERM: exit %d, %v; want exit 0", what, top+1, code, err)
@@ -305,6 +330,7 @@ func vipKeepalived(r *runner, o options, advert time.Duration, mode string, rng 
 	}
 	k := &kaBed{r: r, n: n, capt: capt, procs: procs, top: top, advert: advert}
 	cl := n.StartVIPClient(r, kaVIP, time.Millisecond, vipClientRun(o))
+	frozen := hostFreeze(r, n, top)
 	since := time.Now()
 	for trial := range o.trials {
 		r.checkInterrupt()
@@ -312,19 +338,32 @@ func vipKeepalived(r *runner, o options, advert time.Duration, mode string, rng 
 		k.settle(since, what)
 		vipHeard(r, n, cl, kaVIP, top, since, what)
 		time.Sleep(time.Duration(rng.Int64N(int64(advert))))
-		pids := k.pids(top)
+		var pids []int // listed before t0
+		switch mode {
+		case "crash":
+			pids = k.pids(top)
+		case "freeze":
+			pids = frozen.list(r, what) // keepalived's processes and vipecho
+		}
 		t0 := time.Now()
-		if mode == "crash" {
+		var killEnd time.Time
+		switch mode {
+		case "crash":
 			// The VRRP child first (see measureKeepalived).
 			for _, pid := range pids {
 				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 					r.Fatalf("%s: SIGKILL %d: %v", what, pid, err)
 				}
 			}
-		} else if err := procs[top].Signal(syscall.SIGTERM); err != nil {
-			r.Fatalf("%s: %v", what, err)
+			killEnd = time.Now()
+		case "freeze":
+			killEnd = frozen.freeze(r, pids, what)
+		default:
+			if err := procs[top].Signal(syscall.SIGTERM); err != nil {
+				r.Fatalf("%s: %v", what, err)
+			}
+			killEnd = time.Now()
 		}
-		killEnd := time.Now()
 		// The master's adverts on the wire: host-K's before the kill, since
 		// it settled (and below, host-(K−1)'s after the failover): the
 		// interval keepalived keeps.
@@ -341,6 +380,17 @@ func vipKeepalived(r *runner, o options, advert time.Duration, mode string, rng 
 		}
 		if f.note != "" {
 			row.TwoMasters++
+		}
+		if mode == "freeze" {
+			// The figures before the thaw (see vipLanleader).
+			v := vipFigures(cl.AnswersSince(t0), t0, outage, top, time.Now())
+			row.add(v)
+			row.Adverts = append(row.Adverts, advertGaps(capt.since(f.all), next, time.Now())...)
+			r.Logf("keepalived VIP advert_int %v %s %s: outage %v, silence %v, %d old answers, interleaved %v%s", advert, mode, what,
+				v.outage, v.silence, v.old, v.interleaved, f.note)
+			since = time.Now()
+			frozen.unfreeze(r, what)
+			continue
 		}
 		code, err := procs[top].Wait(10 * time.Second)
 		if mode == "graceful" && (err != nil || code != 0) {
@@ -424,7 +474,8 @@ func printVIPTable(w io.Writer, o options, rows []vipRow) {
 	for _, l := range skipped {
 		fmt.Fprintln(w, l)
 	}
-	fmt.Fprintln(w, "# outage: ms from the kill (SIGKILL; SIGTERM for graceful; for resign the agent's \"resigning\" log stamp: `lanleader resign`")
+	fmt.Fprintln(w, "# outage: ms from the kill (SIGKILL; SIGTERM for graceful; for freeze the first SIGSTOP of the host's processes, whose")
+	fmt.Fprintln(w, "# link then goes down; for resign the agent's \"resigning\" log stamp: `lanleader resign`")
 	fmt.Fprintln(w, "# itself starts some 5 ms before, in ip netns exec and the CLI) to the client's first")
 	fmt.Fprintln(w, "# answer from the new holder; silence: the longest time in it that the client heard nobody; old answers:")
 	fmt.Fprintln(w, "# answers from the old holder after the kill; interleaved: trials in which the old holder answered again")

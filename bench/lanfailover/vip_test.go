@@ -21,8 +21,12 @@ func TestParseVIP(t *testing.T) {
 	if err != nil || !slices.Equal(o.modes, []string{"resign"}) || !slices.Equal(o.adverts, []time.Duration{100 * time.Millisecond}) {
 		t.Errorf("-vip with modes and adverts: %v, %v, %v", err, o.modes, o.adverts)
 	}
+	o, err = parseFlags([]string{"-vip", "-trials", "20", "-mode", "freeze,crash"})
+	if err != nil || !slices.Equal(o.modes, []string{"freeze", "crash"}) {
+		t.Errorf("-vip -mode freeze,crash: %v, %v", err, o.modes)
+	}
 	o, err = parseFlags(nil)
-	if err != nil || o.vip || !slices.Equal(o.modes, []string{"crash", "graceful"}) || len(o.adverts) != 2 {
+	if err != nil || o.vip || !slices.Equal(o.modes, []string{"crash", "graceful", "freeze"}) || len(o.adverts) != 2 {
 		t.Errorf("without -vip the defaults stay: %v, %v, %v", err, o.modes, o.adverts)
 	}
 	for _, c := range []struct {
@@ -31,8 +35,9 @@ func TestParseVIP(t *testing.T) {
 	}{
 		{[]string{"-vip"}, "-trials 30"}, // the default is 30: no error
 		{[]string{"-vip", "-trials", "19"}, "want at least 20"},
-		{[]string{"-mode", "resign"}, `"resign" is not crash or graceful`},
-		{[]string{"-vip", "-trials", "20", "-mode", "pause"}, `"pause" is not crash, graceful or resign`},
+		{[]string{"-mode", "resign"}, `-mode: "resign" is not crash, graceful or freeze`},
+		{[]string{"-vip", "-trials", "20", "-mode", "pause"}, `-mode: "pause" is not crash, graceful, resign or freeze`},
+		{[]string{"-vip", "-trials", "20", "-mode", "freeze,freeze"}, "-mode: freeze twice"},
 		{[]string{"-vip", "-trials", "20", "-loss", "20"}, "one at a time"},
 	} {
 		_, err := parseFlags(c.args)

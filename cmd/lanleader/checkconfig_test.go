@@ -3,9 +3,10 @@ package main
 import (
 	"bytes"
 	"net"
-	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/lanleader/lanleader/internal/absentaddr"
 )
 
 // TestCheckConfig: a valid config is summed up with exit 0; a bad one
@@ -14,7 +15,7 @@ import (
 // nothing starts either way.
 func TestCheckConfig(t *testing.T) {
 	good := writeConfig(t, "name: a\nnode_id: 7\npriority: 150\nbind: 127.0.0.1:7946\n")
-	absent := absentAddr(t)
+	absent := absentaddr.Get(t)
 	lo := loopbackName(t)
 	bad := writeConfig(t, "name: a\nprioirty: 5\n")
 	// The candidates' file, as a witness's: its job and its interface are
@@ -67,30 +68,6 @@ func TestCheckConfig(t *testing.T) {
 	if code := run([]string{"check-config", "-h"}, &out, &out); code != 0 || !strings.Contains(out.String(), "usage: lanleader check-config") {
 		t.Errorf("-h: exit %d: %s", code, out.String())
 	}
-}
-
-// absentAddr is an address of 192.0.2.0/24 that no interface of this
-// host has (nothing is sent to it).
-func absentAddr(t *testing.T) netip.Addr {
-	t.Helper()
-	as, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[netip.Addr]bool{}
-	for _, a := range as {
-		if n, ok := a.(*net.IPNet); ok {
-			ip, _ := netip.AddrFromSlice(n.IP)
-			have[ip.Unmap()] = true
-		}
-	}
-	for i := 254; i > 0; i-- {
-		if a := netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}); !have[a] {
-			return a
-		}
-	}
-	t.Skip("every address of 192.0.2.0/24 is on this host")
-	return netip.Addr{}
 }
 
 // loopbackName is the name of the loopback interface, which holds
