@@ -174,6 +174,7 @@ type options struct {
 	logDir        string        // -logs: where the agents' logs are kept
 	stateDir      string        // -state-dir: where the state files' directories go ("": the system's)
 	settle        time.Duration // -settle: how long a LAN runs agreed before each kill
+	job           bool          // -job: every agent runs a job (sleep) while it leads
 }
 
 func main() {
@@ -216,6 +217,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.verbose, "v", false, "one line per trial on stderr")
 	fs.DurationVar(&o.settle, "settle", 0, "how long the LAN runs agreed before each kill (0: the kill follows the agreement after a random part of a heartbeat); the taking back by the restarted host-K and memberlist's gossip of its return run meanwhile")
 	fs.StringVar(&o.stateDir, "state-dir", "", "with -quorum: where the agents' --state-file go, a directory each setting (default: the system's temporary directory); the hosts of the bed share one disk, where each host of a LAN has its own, and their votes' fsyncs queue on it: a tmpfs (/dev/shm) takes that queue away")
+	fs.BoolVar(&o.job, "job", false, "every agent runs a job while it leads (sleep, which ends at once at its SIGTERM): a crashed leader's NOTICE then waits for its job's end, and so does the next leader in quorum mode")
 	fs.StringVar(&o.logDir, "logs", "", "keep every agent's log (each process of each row, the killed ones too) in this directory, one file a process")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
@@ -234,6 +236,9 @@ func parseFlags(args []string) (options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if o.scale, err = parseScale(*scale); err != nil {
 		return o, err
+	}
+	if o.job && (*scale != "" || o.vip || len(*losses) > 0) {
+		return o, errors.New("-job: only with failover rows, not with -scale, -vip or -loss (those run jobs of their own, or none)")
 	}
 	if len(o.scale) > 0 {
 		if o.vip || len(*losses) > 0 || set["mode"] || set["hosts"] {
@@ -542,11 +547,17 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 		if quorum > 0 {
 			args = append(args, "--quorum", strconv.Itoa(quorum), "--state-file", filepath.Join(stateDir, hostName(i)+".state"))
 		}
+		if o.job {
+			args = append(args, "--", "sleep", "3600")
+		}
 		return n.Start(r, i, args...)
 	}
 	label := fmt.Sprintf("heartbeat %v", hb)
 	if quorum > 0 {
 		label += " quorum " + strconv.Itoa(quorum)
+	}
+	if o.job {
+		label += " job"
 	}
 	busy0, all0, busyErr := procstat.Machine()
 	procs, lastStart := startAgents(r, o, n, obs, start)

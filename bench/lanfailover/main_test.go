@@ -56,6 +56,9 @@ func TestParseModes(t *testing.T) {
 		{[]string{"-mode", "freeze,"}, nil, `-mode: "" is not crash, graceful or freeze`},
 		{[]string{"-mode", "resign"}, nil, `-mode: "resign" is not crash, graceful or freeze`},
 		{[]string{"-mode", "crash,freeze,crash"}, nil, "-mode: crash twice"},
+		{[]string{"-job", "-mode", "crash", "-quorum", "0,5"}, []string{"crash"}, ""},
+		{[]string{"-job", "-vip"}, nil, "-job: only with failover rows, not with -scale, -vip or -loss (those run jobs of their own, or none)"},
+		{[]string{"-job", "-loss", "20"}, nil, "-job: only with failover rows, not with -scale, -vip or -loss (those run jobs of their own, or none)"},
 		{[]string{"-scale", "5", "-mode", "freeze"}, nil, "-scale: not with -vip, -loss, -mode or -hosts (its rows are crash failovers, one per host count)"},
 	} {
 		o, err := parseFlags(c.args)
