@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -306,9 +307,26 @@ func TestVIPKeeperHoldsTheNotice(t *testing.T) {
 	f.mu.Lock()
 	kept := slices.Clone(f.kept)
 	f.mu.Unlock()
-	if len(kept) != 1 || kept[0] == nil || kept[0] != a.notice.Hold() {
-		t.Fatalf("the keepers were given %v, want one given the notice guard's pipe %v", kept, a.notice.Hold())
+	// Hold hands out copies: the same pipe is the same inode.
+	hold := a.notice.Hold()
+	if hold == nil {
+		t.Fatal("the notice guard hands out no hold")
 	}
+	defer hold.Close()
+	want := inode(t, hold)
+	if len(kept) != 1 || kept[0] == nil || inode(t, kept[0]) != want {
+		t.Fatalf("the keepers were given %v, want one given a copy of the notice guard's pipe (inode %d)", kept, want)
+	}
+}
+
+// inode is the inode of f's file (a pipe's: the same in every copy).
+func inode(t *testing.T, f *os.File) uint64 {
+	t.Helper()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
 }
 
 // A resign: the job stops, the addresses go, then RESIGN, and the next
