@@ -61,10 +61,14 @@ func runLoss(r *runner, o options, stdout, stderr io.Writer) []lossRow {
 	}
 	for _, pct := range o.losses {
 		hb := o.heartbeats[0]
-		measure(lossRow{Percent: pct, System: "lanleader", Setting: "heartbeat " + hb.String()},
-			func(row *lossRow) { lossLanleader(r, o, pct, hb, 0, row) })
-		measure(lossRow{Percent: pct, System: "lanleader", Setting: fmt.Sprintf("heartbeat %v, quorum %d", hb, o.hosts)},
-			func(row *lossRow) { lossLanleader(r, o, pct, hb, o.hosts, row) })
+		for _, q := range o.lossQuorums {
+			setting := "heartbeat " + hb.String()
+			if q > 0 {
+				setting += fmt.Sprintf(", quorum %d", q)
+			}
+			measure(lossRow{Percent: pct, System: "lanleader", Setting: setting},
+				func(row *lossRow) { lossLanleader(r, o, pct, hb, q, row) })
+		}
 		if o.keepalived {
 			for _, adv := range o.adverts {
 				measure(lossRow{Percent: pct, System: "keepalived", Setting: "advert_int " + adv.String(), JobStarts: -1},

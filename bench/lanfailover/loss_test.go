@@ -3,6 +3,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +18,31 @@ func TestParseLosses(t *testing.T) {
 	if got, err := parseLosses(""); err != nil || got != nil {
 		t.Errorf("parseLosses(\"\") = %v, %v; want no rows", got, err)
 	}
-	for _, bad := range []string{"0", "100", "x", "20,"} {
+	if got, err := parseLosses("0"); err != nil || len(got) != 1 || got[0] != 0 {
+		t.Errorf("parseLosses(0) = %v, %v; want one idle row", got, err)
+	}
+	for _, bad := range []string{"-1", "100", "x", "20,"} {
 		if _, err := parseLosses(bad); err == nil || !strings.Contains(err.Error(), "-loss:") {
 			t.Errorf("parseLosses(%q): %v, want an error naming -loss", bad, err)
 		}
 	}
 	if _, err := parseFlags([]string{"-loss", "20", "-loss-for", "0s"}); err == nil || !strings.Contains(err.Error(), "-loss-for") {
 		t.Errorf("-loss-for 0s: %v", err)
+	}
+	// lanleader's loss rows: both modes unless -quorum says which.
+	for _, c := range []struct {
+		args []string
+		want []int
+	}{
+		{[]string{"-loss", "20"}, []int{0, 5}},
+		{[]string{"-loss", "20", "-hosts", "3"}, []int{0, 3}},
+		{[]string{"-loss", "0", "-quorum", "0"}, []int{0}},
+		{[]string{"-loss", "0", "-quorum", "5"}, []int{5}},
+	} {
+		o, err := parseFlags(c.args)
+		if err != nil || !slices.Equal(o.lossQuorums, c.want) {
+			t.Errorf("%q: loss rows' quorums %v (%v), want %v", c.args, o.lossQuorums, err, c.want)
+		}
 	}
 }
 

@@ -160,6 +160,7 @@ type options struct {
 	algorithms    []string
 	modes         []string
 	quorums       []int // 0: plain (the textbook algorithm)
+	lossQuorums   []int // -loss's lanleader rows: -quorum when given, else 0 and -hosts
 	keepalived    bool
 	adverts       []time.Duration
 	losses        []int // -loss: loss percentages (stability rows instead of failover)
@@ -208,7 +209,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.keepalived, "keepalived", false, "also measure keepalived (VRRP) on the same hosts")
 	adverts := fs.String("advert-int", "1s,100ms", "comma-separated keepalived advert_int values (1s is keepalived's default)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random kill phase")
-	losses := fs.String("loss", "", "comma-separated loss percentages: instead of failover, measure stability under random loss on every host's input (e.g. 20,30)")
+	losses := fs.String("loss", "", "comma-separated loss percentages: instead of failover, measure stability under random loss on every host's input (e.g. 20,30; 0: idle, no loss), for lanleader at the first -heartbeat in both modes (plain and --quorum of -hosts) unless -quorum says which")
 	fs.DurationVar(&o.lossFor, "loss-for", 30*time.Second, "with -loss: how long each row's loss lasts")
 	fs.BoolVar(&o.vip, "vip", false, "instead of failover, measure what a client of the virtual address sees: its outage (lanleader --vip; keepalived's virtual_ipaddress with -keepalived); modes add resign; -advert-int defaults to 1s,100ms,10ms; at least 20 trials")
 	fs.DurationVar(&o.startEvery, "start-every", 0, "pause between the starts of two agents of a LAN (0: one right after another)")
@@ -289,6 +290,10 @@ func parseFlags(args []string) (options, error) {
 	if o.losses, err = parseLosses(*losses); err != nil {
 		return o, err
 	}
+	o.lossQuorums = []int{0, o.hosts}
+	if set["quorum"] {
+		o.lossQuorums = o.quorums
+	}
 	if o.startEvery < 0 {
 		return o, fmt.Errorf("-start-every: %v, want 0 or more", o.startEvery)
 	}
@@ -339,7 +344,7 @@ func parseLosses(list string) ([]int, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil
 	}
-	return lists.Ints("-loss", list, "percentage", 1, 99)
+	return lists.Ints("-loss", list, "percentage", 0, 99)
 }
 
 // parseQuorums parses -quorum's list for a LAN of hosts: every N is 0
