@@ -105,7 +105,7 @@ func (c *core) suspectLeader() {
 	// A running exclusion (the RESIGN that led here) stands; an expired
 	// one gives way to the suspicion.
 	if x, ok := c.excluded[c.leader]; !ok || x.until <= c.now {
-		c.exclude(c.leader, exclusion{until: c.now + suspicionMemory*c.cfg.SuspectAfter})
+		c.exclude(c.leader, exclusion{until: c.now + suspicionMemory*c.cfg.LossWindow()})
 	}
 	c.leader = 0
 	c.cancelTimer(TimerSuspect)

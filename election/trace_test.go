@@ -552,7 +552,8 @@ func (w *traceNet) cmdStart(args []string) error {
 		cfg.Priority = n.key.Priority
 		cfg.Role = n.role
 		if !w.hardened {
-			cfg.Hardening = Hardening{}
+			// The seeds' machine, with the textbook's detector timeout.
+			cfg.Hardening, cfg.SuspectAfter = Hardening{}, 0
 		}
 		if w.alg != "" {
 			cfg.Algorithm = w.alg
