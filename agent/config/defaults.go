@@ -85,16 +85,22 @@ func DefaultConfig() Config {
 }
 
 // DefaultSuspectAfter is the default SuspectAfter for a heartbeat
-// interval: three heartbeats, so that one or two lost in a row are not
-// taken for a failure, and a crashed leader is still replaced within a
-// few tenths of a second with the default heartbeat.
-func DefaultSuspectAfter(heartbeat time.Duration) time.Duration { return 3 * heartbeat }
+// interval: one and a half heartbeats, so that the alarm rings after one
+// lost heartbeat. The alarm is a question (the follower asks the leader
+// and the members that heard it, up to 20 times within ConfirmTimeout),
+// so a lost heartbeat costs a few packets, and a leader that is gone is
+// replaced a confirmation later (155ms after its last heartbeat with the
+// default heartbeat). The election's window for lost heartbeats (its
+// LossWindow: the listen period, the lease) stays three heartbeats.
+func DefaultSuspectAfter(heartbeat time.Duration) time.Duration { return 3 * heartbeat / 2 }
 
 // DefaultLease is the default Lease (quorum mode) for a heartbeat interval
-// and SuspectAfter: a heartbeat more than SuspectAfter, so that two
-// heartbeats may be lost in a row without a change of leader.
+// and SuspectAfter: a heartbeat more than the election's window for lost
+// heartbeats (three heartbeats, or SuspectAfter when longer:
+// election.Config.LossWindow), so that two heartbeats may be lost in a
+// row without a change of leader, however early the alarm rings.
 func DefaultLease(heartbeat, suspectAfter time.Duration) time.Duration {
-	return suspectAfter + heartbeat
+	return max(suspectAfter, 3*heartbeat) + heartbeat
 }
 
 // DefaultLeaseMargin is the default LeaseMargin (quorum mode) for a lease:

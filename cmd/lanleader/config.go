@@ -92,7 +92,7 @@ func newSettings() *settings {
 
 // config is the agent's Config that s stands for. The settings whose
 // default follows others, left out or given as 0, get it here, from the
-// values given: suspect-after (three heartbeats), lease and lease-margin
+// values given: suspect-after (one and a half heartbeats), lease and lease-margin
 // in quorum mode (config.DefaultLease, config.DefaultLeaseMargin), and
 // election-port (7947, or a free port too with --bind port 0).
 func (s *settings) config() agent.Config {
