@@ -229,7 +229,7 @@ func newMachine(cfg *Config, p uint16, initialTerm uint64) (election.Machine, er
 	ec := cfg.ElectionConfig()
 	ec.Priority, ec.InitialTerm = p, initialTerm
 	if cfg.Detector == config.DetectorPhi {
-		ec.Detector = detector.NewPhi(detector.ConfirmedPhiConfig(cfg.Heartbeat))
+		ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
 	}
 	return election.New(ec)
 }

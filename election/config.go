@@ -43,7 +43,12 @@ type Config struct {
 	// (harden_confirm.go): a lost heartbeat costs a few PROBEs, not a
 	// failover. The textbook (no ConfirmSuspicion), whose alarm is a
 	// verdict, defaults to 3×HeartbeatInterval (300ms): two heartbeats may
-	// be lost without a false failover. Ignored when Detector is set.
+	// be lost without a false failover; so does quorum mode, whose
+	// failover waits for the lease (Lease+LeaseMargin after the last
+	// acknowledgement) whenever the alarm rings, and where an earlier
+	// alarm only made more of a herd's followers confirm and pre-vote
+	// before the largest survivor's claim (a 128-node failover's packets
+	// tripled). Ignored when Detector is set.
 	// What must outlast lost heartbeats (the listen period, the lease, a
 	// pre-vote's grant) counts LossWindow, not this.
 	SuspectAfter time.Duration
@@ -186,7 +191,7 @@ func (c *Config) fill() {
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, 100*time.Millisecond)
 	if c.SuspectAfter == 0 {
 		c.SuspectAfter = 3 * c.HeartbeatInterval
-		if c.ConfirmSuspicion {
+		if c.ConfirmSuspicion && c.Quorum == 0 {
 			c.SuspectAfter = 3 * c.HeartbeatInterval / 2
 		}
 	}

@@ -278,26 +278,35 @@ func TestQuorumResendsLatestClaim(t *testing.T) {
 	}
 }
 
-// The alarm comes early only where it is a question: with
-// ConfirmSuspicion SuspectAfter defaults to 1.5 heartbeats, the textbook
-// keeps three; what must outlast lost heartbeats (the listen period, the
-// lease) keeps three either way (LossWindow).
+// The alarm comes early only where it is a question and buys a faster
+// failover: with ConfirmSuspicion outside quorum mode SuspectAfter
+// defaults to 1.5 heartbeats; the textbook and quorum mode (whose
+// failover waits for the lease) keep three; what must outlast lost
+// heartbeats (the listen period, the lease) keeps three either way
+// (LossWindow).
 func TestEarlyAlarmDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		hb               time.Duration
 		confirm          bool
+		quorum           int
 		suspect, startup time.Duration
 	}{
-		{100 * ms, true, 150 * ms, 300 * ms},
-		{100 * ms, false, 300 * ms, 300 * ms},
-		{10 * ms, true, 15 * ms, 30 * ms},
+		{100 * ms, true, 0, 150 * ms, 300 * ms},
+		{100 * ms, false, 0, 300 * ms, 300 * ms},
+		{10 * ms, true, 0, 15 * ms, 30 * ms},
+		{100 * ms, true, 3, 300 * ms, 300 * ms},
 	} {
-		c := Config{ID: 1, HeartbeatInterval: tc.hb, Quorum: 3}
+		c := Config{ID: 1, HeartbeatInterval: tc.hb, Quorum: tc.quorum}
 		c.ConfirmSuspicion = tc.confirm
 		c = c.WithDefaults()
-		if c.SuspectAfter != tc.suspect || c.StartupWait != tc.startup || c.Lease != tc.startup || c.LossWindow() != tc.startup {
-			t.Errorf("heartbeat %v, ConfirmSuspicion %v: SuspectAfter %v, StartupWait %v, Lease %v, LossWindow %v; want %v, %v, %v, %v",
-				tc.hb, tc.confirm, c.SuspectAfter, c.StartupWait, c.Lease, c.LossWindow(), tc.suspect, tc.startup, tc.startup, tc.startup)
+		if c.SuspectAfter != tc.suspect || c.StartupWait != tc.startup || c.LossWindow() != tc.startup {
+			t.Errorf("heartbeat %v, ConfirmSuspicion %v, quorum %d: SuspectAfter %v, StartupWait %v, LossWindow %v; want %v, %v, %v",
+				tc.hb, tc.confirm, tc.quorum, c.SuspectAfter, c.StartupWait, c.LossWindow(), tc.suspect, tc.startup, tc.startup)
+		}
+		// The lease is the window, however early the alarm.
+		c = Config{ID: 1, HeartbeatInterval: tc.hb, Quorum: 3, SuspectAfter: tc.suspect}.WithDefaults()
+		if c.Lease != tc.startup {
+			t.Errorf("heartbeat %v, SuspectAfter %v, quorum 3: Lease %v, want %v", tc.hb, tc.suspect, c.Lease, tc.startup)
 		}
 	}
 	// A SuspectAfter longer than three heartbeats is the window.

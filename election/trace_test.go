@@ -549,6 +549,9 @@ func (w *traceNet) cmdStart(args []string) error {
 	}
 	for _, n := range ns {
 		cfg := DefaultConfig(n.key.ID)
+		// SuspectAfter follows the mode (New derives it: quorum mode and
+		// the textbook keep three heartbeats).
+		cfg.SuspectAfter = 0
 		cfg.Priority = n.key.Priority
 		cfg.Role = n.role
 		if !w.hardened {

@@ -8,16 +8,11 @@ import (
 )
 
 // newPhi is the phi-accrual detector a simulated node uses when Config.Phi
-// is set, as the agent makes it: for a confirmed alarm
-// (detector.ConfirmedPhiConfig) when the machine confirms its suspicions,
-// the defaults otherwise, for its heartbeat interval.
+// is set: the defaults for its heartbeat interval.
 func newPhi(c election.Config) detector.Detector {
 	hb := c.HeartbeatInterval
 	if hb == 0 {
 		hb = election.DefaultConfig(1).HeartbeatInterval
-	}
-	if c.ConfirmSuspicion {
-		return detector.NewPhi(detector.ConfirmedPhiConfig(hb))
 	}
 	return detector.NewPhi(detector.DefaultPhiConfig(hb))
 }

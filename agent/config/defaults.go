@@ -92,7 +92,17 @@ func DefaultConfig() Config {
 // replaced a confirmation later (155ms after its last heartbeat with the
 // default heartbeat). The election's window for lost heartbeats (its
 // LossWindow: the listen period, the lease) stays three heartbeats.
-func DefaultSuspectAfter(heartbeat time.Duration) time.Duration { return 3 * heartbeat / 2 }
+//
+// In quorum mode (quorum > 0) it is three heartbeats: a failover there
+// waits for the lease to run out (Lease + LeaseMargin after the last
+// acknowledgement) whenever the alarm rings, and an earlier alarm only
+// makes more followers confirm and pre-vote meanwhile.
+func DefaultSuspectAfter(heartbeat time.Duration, quorum int) time.Duration {
+	if quorum > 0 {
+		return 3 * heartbeat
+	}
+	return 3 * heartbeat / 2
+}
 
 // DefaultLease is the default Lease (quorum mode) for a heartbeat interval
 // and SuspectAfter: a heartbeat more than the election's window for lost
@@ -116,7 +126,7 @@ func DefaultLeaseMargin(lease time.Duration) time.Duration {
 // without. DefaultConfig derives its own so; call it after changing
 // Heartbeat or Quorum, then set any of the three that should differ.
 func (c *Config) DeriveTimeouts() {
-	c.SuspectAfter = DefaultSuspectAfter(c.Heartbeat)
+	c.SuspectAfter = DefaultSuspectAfter(c.Heartbeat, c.Quorum)
 	c.Lease, c.LeaseMargin = 0, 0
 	if c.Quorum > 0 {
 		c.Lease = DefaultLease(c.Heartbeat, c.SuspectAfter)

@@ -14,7 +14,7 @@ import (
 var derived = map[string]string{
 	"name":            "host name",
 	"node-id":         "from `/etc/machine-id`",
-	"suspect-after":   "150ms (1.5 heartbeats)",
+	"suspect-after":   "150ms (1.5 heartbeats, 3 with `--quorum`)",
 	"multicast-group": "`239.255.76.76` (`ff02::4c4c` on IPv6)",
 	"lease":           "4 heartbeats, or `--suspect-after` + `--heartbeat` if longer",
 	"lease-margin":    "lease/10",

@@ -200,13 +200,14 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--preempt=false", "--preempt"}, func(c *agent.Config) {}},
 		{[]string{"--preempt-delay", "30s"}, func(c *agent.Config) { c.PreemptDelay = 30 * time.Second }},
 		{[]string{"--quorum", "5"}, func(c *agent.Config) {
-			c.Quorum, c.Lease, c.LeaseMargin = 5, 400*time.Millisecond, 40*time.Millisecond
+			// Quorum mode's alarm: three heartbeats.
+			c.Quorum, c.Lease, c.LeaseMargin, c.SuspectAfter = 5, 400*time.Millisecond, 40*time.Millisecond, 300*time.Millisecond
 		}},
 		{[]string{"--quorum", "2", "--allow-small-quorum"}, func(c *agent.Config) {
-			c.Quorum, c.AllowSmallQuorum, c.Lease, c.LeaseMargin = 2, true, 400*time.Millisecond, 40*time.Millisecond
+			c.Quorum, c.AllowSmallQuorum, c.Lease, c.LeaseMargin, c.SuspectAfter = 2, true, 400*time.Millisecond, 40*time.Millisecond, 300*time.Millisecond
 		}},
 		{[]string{"--quorum", "3", "--lease", "1s", "--lease-margin", "200ms", "--state-file", stateFile}, func(c *agent.Config) {
-			c.Quorum, c.Lease, c.LeaseMargin, c.StateFile = 3, time.Second, 200*time.Millisecond, stateFile
+			c.Quorum, c.Lease, c.LeaseMargin, c.StateFile, c.SuspectAfter = 3, time.Second, 200*time.Millisecond, stateFile, 300*time.Millisecond
 		}},
 		{[]string{"--discover-interval", "250ms"}, func(c *agent.Config) { c.DiscoverInterval = 250 * time.Millisecond }},
 		{[]string{"--discover-interval", "-1s"}, func(c *agent.Config) { c.DiscoverInterval = -time.Second }},
@@ -863,7 +864,7 @@ func TestRunUsage(t *testing.T) {
 		"Default " + config.DefaultHTTP + ".",
 		"Default " + config.DefaultHeartbeat.String() + ".",
 		// The alarm and a confirmation.
-		"(" + (config.DefaultSuspectAfter(config.DefaultHeartbeat) + election.DefaultConfig(1).ConfirmTimeout).String() + ")",
+		"(" + (config.DefaultSuspectAfter(config.DefaultHeartbeat, 0) + election.DefaultConfig(1).ConfirmTimeout).String() + ")",
 		"Default " + config.DefaultDiscoverInterval.String() + ".",
 		"Default: " + config.DefaultGroup4.String() + " (" + config.DefaultGroup6.String() + " on IPv6).",
 		fmt.Sprint(uint64(config.MaxNodeID)),
