@@ -25,6 +25,10 @@ import (
 func TestTakeoverFromNotedLeaderWaitsForItsJob(t *testing.T) {
 	cfg := testConfig("node-3", 3)
 	cfg.Job = []string{"true"} // never started: the supervisor does not run
+	// node-2 sends no heartbeat here: its alarm must not ring before
+	// node-3's election ends (at 1.5 heartbeats it rang first, and node-3
+	// took over from nobody).
+	cfg.SuspectAfter = 3 * cfg.Heartbeat
 	h := newHandLoop(t, cfg, []uint64{1, 2, 4, 5}, func(id uint64) bool { return id == 2 })
 	a, sink, claim, fire := h.a, h.sink, h.claim, h.fire
 	a.step(0, election.Event{Kind: election.EvStart})

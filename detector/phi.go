@@ -145,7 +145,9 @@ func (c PhiConfig) Validate() error {
 // Akka, which skips intervals that ended while the peer was suspected):
 // a long silence therefore widens the estimate, and delays detection,
 // until it leaves the window. The owner is expected to Reset when it
-// starts to monitor a new leader, which also clears such samples.
+// starts to monitor a new leader, which also clears such samples, and
+// when a gap is its own stall rather than the peer's silence (the
+// election machine does when its alarm came due while it stood still).
 type Phi struct {
 	cfg PhiConfig
 

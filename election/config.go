@@ -36,10 +36,21 @@ type Config struct {
 	// Default 100ms: a tenth of keepalived's advert_int, cheap on any LAN
 	// (one 40-byte multicast packet every 100ms).
 	HeartbeatInterval time.Duration
-	// SuspectAfter is the fixed detector's timeout: a follower suspects the
-	// leader this long after its last heartbeat. Default 3×HeartbeatInterval
-	// (300ms): two heartbeats may be lost without a false failover.
-	// Ignored when Detector is set.
+	// SuspectAfter is the fixed detector's timeout: a follower's alarm
+	// rings this long after the leader's last heartbeat. Default
+	// 1.5×HeartbeatInterval (150ms) with ConfirmSuspicion, where the alarm
+	// is a question that the leader or a member that heard it answers
+	// (harden_confirm.go): a lost heartbeat costs a few PROBEs, not a
+	// failover. The textbook (no ConfirmSuspicion), whose alarm is a
+	// verdict, defaults to 3×HeartbeatInterval (300ms): two heartbeats may
+	// be lost without a false failover; so does quorum mode, whose
+	// failover waits for the lease (Lease+LeaseMargin after the last
+	// acknowledgement) whenever the alarm rings, and where an earlier
+	// alarm only made more of a herd's followers confirm and pre-vote
+	// before the largest survivor's claim (a 128-node failover's packets
+	// tripled). Ignored when Detector is set.
+	// What must outlast lost heartbeats (the listen period, the lease, a
+	// pre-vote's grant) counts LossWindow, not this.
 	SuspectAfter time.Duration
 	// Detector, when set, replaces the fixed detector (for example a
 	// detector.Phi). The machine owns it from then on.
@@ -56,8 +67,8 @@ type Config struct {
 	CoordinatorTimeout time.Duration
 	// ConfirmTimeout turns the detector's alarm into a question. A
 	// follower whose detector suspects the leader does not elect at once:
-	// it sends PROBE to every member, probeRounds times over
-	// ConfirmTimeout. The leader, and every member that heard it more
+	// it sends PROBE to every member, up to 20 times over the first half
+	// of ConfirmTimeout. The leader, and every member that heard it more
 	// recently than the follower did, answer with VOUCH; one answer that
 	// shows the leader alive is enough to keep following it. Only when
 	// none comes within ConfirmTimeout is the leader suspected. Default
@@ -71,7 +82,8 @@ type Config struct {
 	Hardening
 	// StartupWait is how long a node that has just started listens for an
 	// existing leader before it runs an election of its own.
-	// Default SuspectAfter (300ms): a live leader is heard within it.
+	// Default LossWindow (300ms): a live leader is heard within it, two
+	// lost heartbeats notwithstanding.
 	StartupWait time.Duration
 
 	// Preempt: a node whose key is larger than the leader's takes over
@@ -107,7 +119,7 @@ type Config struct {
 	// InitialTerm.
 	Quorum int
 	// Lease (quorum mode) is how long after sending a heartbeat the
-	// leader may lead on the acknowledgements of it. Default SuspectAfter
+	// leader may lead on the acknowledgements of it. Default LossWindow
 	// (300ms): two heartbeats may be lost without losing the lease (the
 	// agent adds StopBefore). A crashed leader is replaced about
 	// Lease+LeaseMargin after the last acknowledgement, instead of
@@ -177,19 +189,38 @@ func (c *Config) fill() {
 	c.Algorithm = cmp.Or(c.Algorithm, AlgorithmBully)
 	c.Priority = cmp.Or(c.Priority, 100)
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, 100*time.Millisecond)
-	c.SuspectAfter = cmp.Or(c.SuspectAfter, 3*c.HeartbeatInterval)
+	if c.SuspectAfter == 0 {
+		c.SuspectAfter = 3 * c.HeartbeatInterval
+		if c.ConfirmSuspicion && c.Quorum == 0 {
+			c.SuspectAfter = 3 * c.HeartbeatInterval / 2
+		}
+	}
 	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, 50*time.Millisecond)
 	c.CoordinatorTimeout = cmp.Or(c.CoordinatorTimeout, 4*c.AnswerTimeout)
 	c.ConfirmTimeout = cmp.Or(c.ConfirmTimeout, min(max(c.HeartbeatInterval/20, time.Millisecond), 5*time.Millisecond))
-	c.StartupWait = cmp.Or(c.StartupWait, c.SuspectAfter)
+	c.StartupWait = cmp.Or(c.StartupWait, c.LossWindow())
 	c.ResignHoldoff = cmp.Or(c.ResignHoldoff, 10*c.HeartbeatInterval)
 	// A resigned node never takes leadership back before PreemptDelay.
 	c.ResignHoldoff = max(c.ResignHoldoff, c.PreemptDelay)
 	if c.Quorum > 0 {
-		c.Lease = cmp.Or(c.Lease, c.SuspectAfter)
+		c.Lease = cmp.Or(c.Lease, c.LossWindow())
 		c.LeaseMargin = cmp.Or(c.LeaseMargin, max(c.Lease/10, MinLeaseMargin(c.Lease)))
 		c.ClaimWait = cmp.Or(c.ClaimWait, c.Lease+c.LeaseMargin+2*c.HeartbeatInterval)
 	}
+}
+
+// LossWindow is how long a live leader may go unheard under loss: three
+// heartbeat intervals (two heartbeats lost in a row), or SuspectAfter when
+// that is longer. The alarm rings at SuspectAfter, earlier with
+// ConfirmSuspicion, because a confirmation answers it; what has no
+// confirmation to lean on counts this window: a starting node's listen
+// period, the lease, how long a pre-vote's grant or a claimant's answer
+// is believed, how far the waits stretch, how long a suspicion is
+// remembered, the herd's ranks. With the defaults it is 300ms, what
+// SuspectAfter was before the alarm came earlier, so that none of these
+// moved with it.
+func (c Config) LossWindow() time.Duration {
+	return max(c.SuspectAfter, 3*c.HeartbeatInterval)
 }
 
 // Validate checks each field and how they relate. It names the field at

@@ -91,6 +91,9 @@ func (c *core) follow(k Key, term uint64) {
 // observeLeader feeds a claim of the leader to the detector and moves the
 // suspicion deadline.
 func (c *core) observeLeader() {
+	if c.stoodStill() {
+		c.det.Reset()
+	}
 	c.det.Observe(c.now)
 	c.st.lastHeard, c.st.heardSelf = c.now, c.now
 	c.stopConfirm()
@@ -99,13 +102,29 @@ func (c *core) observeLeader() {
 	}
 }
 
+// stoodStill reports whether this node stood still (a pause, SIGSTOP, a
+// starved process) past its own alarm: the suspicion's timer is armed,
+// and came due more than lateYield ago without being handled, or was
+// put off for the backlog (yieldToBacklog). A claim of the leader handled
+// now waited in the socket, for as long as the node stood still: the gap
+// it ends is this node's stall, not the leader's silence. A phi detector
+// that learnt it (a pause of seconds among heartbeats 100ms apart) would
+// wait seconds more before its next alarm: a node that woke to its dead
+// leader's late heartbeat ignored the new leader's claims for 4.4s (the
+// simulator's ring seed 8954; bully's stickiness asks the leader on a
+// later term, the ring family's does not). The detector starts afresh
+// from the arrival instead, as for a new leader.
+func (c *core) stoodStill() bool {
+	return c.armed[TimerSuspect] && (c.now-c.deadline[TimerSuspect] > lateYield || c.yielded[TimerSuspect])
+}
+
 // suspectLeader: the leader is thought dead (detector, membership, or its
 // RESIGN). It is not awaited in the election that follows.
 func (c *core) suspectLeader() {
 	// A running exclusion (the RESIGN that led here) stands; an expired
 	// one gives way to the suspicion.
 	if x, ok := c.excluded[c.leader]; !ok || x.until <= c.now {
-		c.exclude(c.leader, exclusion{until: c.now + suspicionMemory*c.cfg.SuspectAfter})
+		c.exclude(c.leader, exclusion{until: c.now + suspicionMemory*c.cfg.LossWindow()})
 	}
 	c.leader = 0
 	c.cancelTimer(TimerSuspect)

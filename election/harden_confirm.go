@@ -9,8 +9,9 @@ import (
 // Stability: a missed window of heartbeats is evidence, not proof.
 //
 //  1. Confirm before accusing. A follower whose detector suspects the
-//     leader sends PROBE (one multicast packet, to all) probeRounds times
-//     over the first half of ConfirmTimeout. The leader answers VOUCH naming itself; a
+//     leader sends PROBE (one multicast packet, to all) up to
+//     confirmRounds times over the first half of ConfirmTimeout, until an
+//     answer comes. The leader answers VOUCH naming itself; a
 //     member that heard the leader more recently than the prober (PROBE
 //     says how long ago the prober last heard it) answers VOUCH with its
 //     own age of the leader. A vouch that shows the leader alive within
@@ -19,8 +20,12 @@ import (
 //     within ConfirmTimeout is the leader suspected (suspectLeader). Loss
 //     thus costs a few packets, not a change of leader: with loss p on
 //     each packet, one round fails for the direct answer with probability
-//     1-(1-p)², and the rounds and the members that vouch are independent
-//     chances.
+//     q = 1-(1-p)², and the rounds and the members that vouch are
+//     independent chances. Because the alarm is a question, it rings
+//     early (SuspectAfter 1.5 heartbeats: one heartbeat lost), and the
+//     rounds make its answer near certain (confirmRounds).
+//     A leader that is gone answers none of them and no member heard it
+//     since: it is suspected ConfirmTimeout after the alarm.
 //  2. Stickiness. A follower that hears its leader (its detector does not
 //     suspect it) ignores claims from keys smaller than that leader's and
 //     does not start an election of its own on another node's ELECTION;
@@ -35,8 +40,33 @@ import (
 //     stays quiet instead of claiming again and again; the others elect
 //     among themselves. A follower that cannot hear never gets to elect.
 
-// probeRounds is how many PROBEs a confirmation, or a pre-vote, sends.
-const probeRounds = 5
+// confirmRounds is how many PROBEs a confirmation sends at most: one,
+// then another every probeEvery until a VOUCH ends it. The alarm rings
+// after one lost heartbeat (SuspectAfter 1.5 heartbeats), so a follower
+// under loss p confirms about p of the heartbeats, and its confirmation
+// must almost never fail while the leader lives. It fails only when the
+// leader's answer to every round is lost, q^confirmRounds with
+// q = 1-(1-p)², and so is every other member's, which has news only if it
+// heard the heartbeat that the prober missed. At 30 % loss in 5 nodes:
+// 0.51²⁰ = 1.4·10⁻⁶ for the leader's answers, times about
+// (0.3 + 0.7·0.51²⁰)³ = 0.027 for the three other followers', 4·10⁻⁸
+// a confirmation: with 120 confirmations a second (4 followers, 30 % of
+// 100 heartbeats each, --heartbeat 10ms) one false election in about
+// 60 hours; with the default heartbeat, one in 600 hours
+// (docs/design/election.md, "An early alarm"). Five rounds, the count
+// when the alarm rang after two lost heartbeats, would fail 10⁻³ of the
+// time: several false elections a minute at --heartbeat 10ms. A dead
+// leader costs the same ConfirmTimeout however many rounds there are.
+const confirmRounds = 20
+
+// silentRounds is how many PROBE rounds a herd's confirmation sends
+// before its vouchers' silence may end it (vouchersSilent).
+const silentRounds = 5
+
+// prevoteRounds is how many PROBEs a pre-vote's round sends (outside a
+// herd: prevoteProbes): a round asks every voter, each of whose answers
+// grants, so that a majority needs no more.
+const prevoteRounds = 5
 
 // stability is the core's state for confirmations and pre-votes.
 type stability struct {
@@ -90,12 +120,19 @@ type stability struct {
 
 // probeEvery is the time between two PROBEs of one confirmation: they
 // go out in the first half of ConfirmTimeout, so that the answer to the
-// last one has the other half to come back. A wait stretched to slow
+// last one has the other half to come back (125µs apart at the default
+// 5ms, 25µs at 1ms). A wait stretched to slow
 // round trips (harden_rtt.go) only waits longer for the answers: the PROBEs go
 // out as fast, so that the time to the first answer, which the estimate
 // takes from the first PROBE, is never off by more than this half.
 func (c *core) probeEvery() time.Duration {
-	return max(c.cfg.ConfirmTimeout/(2*probeRounds), time.Microsecond)
+	return max(c.cfg.ConfirmTimeout/(2*confirmRounds), time.Microsecond)
+}
+
+// prevoteEvery is the time between two PROBEs of a pre-vote's round:
+// prevoteRounds over the first half of ConfirmTimeout.
+func (c *core) prevoteEvery() time.Duration {
+	return max(c.cfg.ConfirmTimeout/(2*prevoteRounds), time.Microsecond)
 }
 
 // healthy reports whether this node hears the leader it follows: its
@@ -172,7 +209,7 @@ func (c *core) onConfirmTimer() {
 	case c.now >= s.confirmEnd, c.vouchersSilent():
 		s.confirming = false
 		c.suspectLeader()
-	case s.probes < probeRounds:
+	case s.probes < confirmRounds:
 		if c.skipRound() {
 			s.probes++
 		} else {
@@ -188,7 +225,15 @@ func (c *core) onConfirmTimer() {
 // rounds and every voucher it asked answered without news of the leader:
 // none of them has heard it for SuspectAfter either (in quorum mode a
 // follower answers every PROBE; outside it, only with news, so this
-// never holds there). The leader had its probeRounds chances to answer.
+// never holds there). The leader had its silentRounds chances to answer
+// (five, not confirmRounds: the vouchers' silence is the evidence here,
+// and a herd's crash confirmed with 20 rounds, each answered by three
+// vouchers, cost a 128-node failover more than 12 packets a node). A
+// live leader's answers to five rounds are all lost with probability
+// 0.51⁵ = 0.035 at 30 % loss, its three vouchers missed its heartbeat
+// with 0.3³ = 0.027: a false suspicion in 10³ confirmations, which in
+// quorum mode still needs a majority's pre-votes, and the others hear
+// their leader.
 // Waiting out the rest of confirmTimeout, which a node's round-trip
 // estimate stretches up to SuspectAfter, then buys nothing: on a
 // 128-host test bed the largest survivor, its estimate inflated by the
@@ -199,7 +244,7 @@ func (c *core) onConfirmTimer() {
 // mode still needs a majority's pre-votes before anyone elects.
 func (c *core) vouchersSilent() bool {
 	s := &c.st
-	if s.probes < probeRounds || len(s.asked) == 0 {
+	if s.probes < silentRounds || len(s.asked) == 0 {
 		return false
 	}
 	for id := range s.asked {
@@ -292,7 +337,7 @@ func (c *core) askClaimant(from Key, term uint64) bool {
 // claim (or a later one) is taken now.
 func (c *core) claimantAnswered(m *wire.Message, from Key) {
 	s := &c.st
-	s.claimant, s.claimantUntil = from.ID, c.now+c.cfg.SuspectAfter
+	s.claimant, s.claimantUntil = from.ID, c.now+c.cfg.LossWindow()
 	term := max(s.pendTerm, m.Term)
 	s.pendFrom = Key{}
 	c.onClaim(from, term)
@@ -336,7 +381,7 @@ func (c *core) onVouch(m *wire.Message, from Key) {
 		c.claimantAnswered(m, from)
 		return
 	}
-	c.rtt.answered(&c.rtt.probeAt, c.now, c.cfg.SuspectAfter)
+	c.rtt.answered(&c.rtt.probeAt, c.now, c.cfg.LossWindow())
 	if m.Leader != c.leader || m.Age >= wire.MaxAge {
 		c.voucherSilent(from.ID) // it hears no leader, or another
 	}
@@ -415,7 +460,7 @@ func (c *core) grants(m *wire.Message) bool {
 	if m.Leader == 0 || m.Leader == c.self.ID {
 		return true
 	}
-	if time.Duration(m.Age)*time.Microsecond >= c.cfg.SuspectAfter {
+	if time.Duration(m.Age)*time.Microsecond >= c.cfg.LossWindow() {
 		return true
 	}
 	k, ok := c.members[m.Leader]

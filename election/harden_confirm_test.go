@@ -45,7 +45,7 @@ func TestConfirmLeaderVouchKeepsFollowing(t *testing.T) {
 	n := followerOf(t, key(1), keys(2, 3), key(3), 1, hardened)
 	n.expect(310*ms, fire(TimerSuspect),
 		"broadcast PROBE to all (2) term=1",
-		"set-timer confirm at 310.5ms")
+		"set-timer confirm at 310.125ms")
 	n.is(StateFollower, 1, 3)
 	n.expect(310*ms+300*time.Microsecond, vouch(3, 1, 3, 0),
 		"cancel-timer confirm",
@@ -54,13 +54,13 @@ func TestConfirmLeaderVouchKeepsFollowing(t *testing.T) {
 }
 
 // Rule 1: with no VOUCH, the leader is suspected at the end of
-// ConfirmTimeout, after probeRounds PROBEs, and the election runs.
+// ConfirmTimeout, after confirmRounds PROBEs, and the election runs.
 func TestConfirmSilenceSuspectsAfterConfirmTimeout(t *testing.T) {
 	n := followerOf(t, key(1), keys(2, 3), key(3), 1, hardened)
 	n.step(310*ms, fire(TimerSuspect))
 	probes := 1
 	at := 310 * ms
-	for i := 0; i < 10 && n.b.Status().Leader != 0; i++ {
+	for i := 0; i < 2*confirmRounds && n.b.Status().Leader != 0; i++ {
 		at = n.b.deadline[TimerConfirm]
 		for _, a := range n.step(at, fire(TimerConfirm)) {
 			if a.Kind == ActBroadcast && a.Msg.Type == wire.TypeProbe {
@@ -68,8 +68,8 @@ func TestConfirmSilenceSuspectsAfterConfirmTimeout(t *testing.T) {
 			}
 		}
 	}
-	if probes != probeRounds || at != 315*ms {
-		t.Errorf("%d PROBEs, suspected at %v; want %d, at 315ms", probes, at, probeRounds)
+	if probes != confirmRounds || at != 315*ms {
+		t.Errorf("%d PROBEs, suspected at %v; want %d, at 315ms", probes, at, confirmRounds)
 	}
 	n.is(StateCandidate, 1, noLeader)
 }
@@ -119,7 +119,7 @@ func TestStickyFollowerIgnoresSmallerClaim(t *testing.T) {
 	n.is(StateFollower, 1, 3)
 	// A later term is ignored too, but makes it ask its leader (what it
 	// heard of it may be old news); the leader's vouch settles it.
-	n.expect(100*ms, coord(1, 5), "broadcast PROBE to all (2) term=1", "set-timer confirm at 100.5ms")
+	n.expect(100*ms, coord(1, 5), "broadcast PROBE to all (2) term=1", "set-timer confirm at 100.125ms")
 	n.step(101*ms, vouch(3, 1, 3, 0))
 	n.is(StateFollower, 1, 3)
 	// The textbook leaves its leader for the later term at once (and,
@@ -137,7 +137,7 @@ func TestStickyFollowerAsksBeforeElecting(t *testing.T) {
 	n.expect(100*ms, election(1, 1),
 		"broadcast ANSWER to all (2) term=1",
 		"broadcast PROBE to all (2) term=1",
-		"set-timer confirm at 100.5ms")
+		"set-timer confirm at 100.125ms")
 	// A heartbeat that arrived before is no news; the leader's vouch is.
 	n.expect(101*ms, vouch(3, 1, 3, 0), "cancel-timer confirm", "set-timer suspect at 401ms")
 	n.is(StateFollower, 1, 3)
@@ -276,4 +276,83 @@ func TestQuorumResendsLatestClaim(t *testing.T) {
 	if acts := n.step(521*ms, ack(2, 1, claimNo)); !has(acts, "cancel-timer resend") {
 		t.Fatalf("all acknowledged: %q", actStrings(acts))
 	}
+}
+
+// The alarm comes early only where it is a question and buys a faster
+// failover: with ConfirmSuspicion outside quorum mode SuspectAfter
+// defaults to 1.5 heartbeats; the textbook and quorum mode (whose
+// failover waits for the lease) keep three; what must outlast lost
+// heartbeats (the listen period, the lease) keeps three either way
+// (LossWindow).
+func TestEarlyAlarmDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		hb               time.Duration
+		confirm          bool
+		quorum           int
+		suspect, startup time.Duration
+	}{
+		{100 * ms, true, 0, 150 * ms, 300 * ms},
+		{100 * ms, false, 0, 300 * ms, 300 * ms},
+		{10 * ms, true, 0, 15 * ms, 30 * ms},
+		{100 * ms, true, 3, 300 * ms, 300 * ms},
+	} {
+		c := Config{ID: 1, HeartbeatInterval: tc.hb, Quorum: tc.quorum}
+		c.ConfirmSuspicion = tc.confirm
+		c = c.WithDefaults()
+		if c.SuspectAfter != tc.suspect || c.StartupWait != tc.startup || c.LossWindow() != tc.startup {
+			t.Errorf("heartbeat %v, ConfirmSuspicion %v, quorum %d: SuspectAfter %v, StartupWait %v, LossWindow %v; want %v, %v, %v",
+				tc.hb, tc.confirm, tc.quorum, c.SuspectAfter, c.StartupWait, c.LossWindow(), tc.suspect, tc.startup, tc.startup)
+		}
+		// The lease is the window, however early the alarm.
+		c = Config{ID: 1, HeartbeatInterval: tc.hb, Quorum: 3, SuspectAfter: tc.suspect}.WithDefaults()
+		if c.Lease != tc.startup {
+			t.Errorf("heartbeat %v, SuspectAfter %v, quorum 3: Lease %v, want %v", tc.hb, tc.suspect, c.Lease, tc.startup)
+		}
+	}
+	// A SuspectAfter longer than three heartbeats is the window.
+	c := Config{ID: 1, SuspectAfter: 500 * ms}.WithDefaults()
+	if c.LossWindow() != 500*ms || c.StartupWait != 500*ms {
+		t.Errorf("SuspectAfter 500ms: LossWindow %v, StartupWait %v; want 500ms both", c.LossWindow(), c.StartupWait)
+	}
+}
+
+// The agent's machine: a follower whose leader's heartbeat at 10ms is
+// its last rings its alarm at 160ms (one heartbeat lost), probes, and a
+// member's VOUCH with news keeps it following; the confirmation's PROBEs
+// go 125µs apart.
+func TestEarlyAlarmRingsAfterOneLostHeartbeat(t *testing.T) {
+	n := followerOf(t, key(1), keys(2, 3), key(3), 1, earlyAlarm)
+	if at := n.b.deadline[TimerSuspect]; at != 160*ms {
+		t.Fatalf("alarm armed for %v, want 160ms (the heartbeat at 10ms + 150ms)", at)
+	}
+	n.expect(160*ms, fire(TimerSuspect),
+		"broadcast PROBE to all (2) term=1",
+		"set-timer confirm at 160.125ms")
+	// Member 2 heard the heartbeat of 110ms that this node missed (50ms
+	// ago, give or take the packet delay).
+	n.expect(160*ms+200*time.Microsecond, vouch(2, 1, 3, 50*ms),
+		"cancel-timer confirm",
+		"set-timer suspect at 260.2ms")
+	n.is(StateFollower, 1, 3)
+}
+
+// A leader that is gone: the alarm after 150ms, confirmRounds PROBEs in
+// the first half of ConfirmTimeout, the election at its end: 155ms after
+// the last heartbeat, where the textbook's alarm would only ring at 300ms.
+func TestEarlyAlarmDeadLeaderSuspectedAfterConfirmTimeout(t *testing.T) {
+	n := followerOf(t, key(1), keys(2, 3), key(3), 1, earlyAlarm)
+	n.step(160*ms, fire(TimerSuspect))
+	probes, at := 1, 160*ms
+	for i := 0; i < 2*confirmRounds && n.b.Status().Leader != 0; i++ {
+		at = n.b.deadline[TimerConfirm]
+		for _, a := range n.step(at, fire(TimerConfirm)) {
+			if a.Kind == ActBroadcast && a.Msg.Type == wire.TypeProbe {
+				probes++
+			}
+		}
+	}
+	if probes != confirmRounds || at != 165*ms {
+		t.Errorf("%d PROBEs, suspected at %v; want %d, at 165ms", probes, at, confirmRounds)
+	}
+	n.is(StateCandidate, 1, noLeader)
 }

@@ -11,9 +11,9 @@ import "time"
 // prevote: before it elects, a node in quorum mode makes sure that a
 // majority would hear of it and has no leader it must keep (outside
 // quorum mode it elects at once). It sends
-// rounds of probeRounds PROBEs over ConfirmTimeout, then waits (twice as
-// long after each round, up to SuspectAfter) before the next round; a
-// grant counts for SuspectAfter after it arrived, whichever round it
+// rounds of prevoteRounds PROBEs over ConfirmTimeout, then waits (twice as
+// long after each round, up to LossWindow) before the next round; a
+// grant counts for LossWindow after it arrived, whichever round it
 // answered, so that a round trip longer than a round still counts.
 func (c *core) prevote() {
 	s := &c.st
@@ -47,14 +47,14 @@ func (c *core) prevoteRound() {
 	}
 	s.roundEnd, s.probes = c.now+c.confirmTimeout(), 0
 	c.probe(c.leader, s.lastHeard, true)
-	c.setTimer(TimerPrevote, min(c.now+c.probeEvery(), s.roundEnd))
+	c.setTimer(TimerPrevote, min(c.now+c.prevoteEvery(), s.roundEnd))
 }
 
 // prevoteBackoff waits before the next pre-vote round, twice as long as
-// the last time, from twice ConfirmTimeout up to SuspectAfter.
+// the last time, from twice ConfirmTimeout up to LossWindow.
 func (c *core) prevoteBackoff() {
 	s := &c.st
-	s.backoff = min(max(2*s.backoff, 2*c.confirmTimeout()), c.cfg.SuspectAfter)
+	s.backoff = min(max(2*s.backoff, 2*c.confirmTimeout()), c.cfg.LossWindow())
 	c.setTimer(TimerPrevote, c.now+s.backoff)
 }
 
@@ -81,12 +81,12 @@ func (c *core) tooFewVoters() bool {
 	return n < c.majority()
 }
 
-// countGrants counts this node and the grants of the last SuspectAfter,
+// countGrants counts this node and the grants of the last LossWindow,
 // forgetting older ones.
 func (c *core) countGrants() int {
 	n := 1
 	for id, at := range c.st.grants {
-		if c.now-at >= c.cfg.SuspectAfter {
+		if c.now-at >= c.cfg.LossWindow() {
 			delete(c.st.grants, id)
 			continue
 		}
@@ -98,7 +98,7 @@ func (c *core) countGrants() int {
 func (c *core) winPrevote() {
 	s := &c.st
 	s.prevoting = false
-	s.grantedUntil = c.now + c.cfg.SuspectAfter
+	s.grantedUntil = c.now + c.cfg.LossWindow()
 	clear(s.grants)
 	c.cancelTimer(TimerPrevote)
 	c.startElection()
@@ -126,7 +126,7 @@ func (c *core) onPrevoteTimer() {
 	switch {
 	case s.probes < c.prevoteProbes() && c.now < s.roundEnd:
 		c.probe(c.leader, s.lastHeard, true)
-		c.setTimer(TimerPrevote, min(c.now+c.probeEvery(), s.roundEnd))
+		c.setTimer(TimerPrevote, min(c.now+c.prevoteEvery(), s.roundEnd))
 	case c.now < s.roundEnd:
 		c.setTimer(TimerPrevote, s.roundEnd)
 	case s.probes > 0:

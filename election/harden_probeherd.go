@@ -9,7 +9,7 @@ import (
 
 // The PROBE herd. When the leader dies every follower's detector fires at
 // once (they were fed the same last heartbeat) and each confirms with
-// probeRounds PROBEs: with PROBEs to all, 5(n−1) multicast packets of n−1
+// confirmRounds PROBEs: with PROBEs to all, 20(n−1) multicast packets of n−1
 // copies each, the
 // largest cost of a failover once the election is O(n), and what a
 // 1,024-node failover's CPU went to. In a cluster of more than vouchers+1
@@ -66,7 +66,7 @@ import (
 // vouchers other members.
 func (c *core) inHerd() bool { return c.cfg.Algorithm == AlgorithmBully && len(c.members) > vouchers }
 
-// prevoteProbes is how many PROBEs a pre-vote's round sends: probeRounds,
+// prevoteProbes is how many PROBEs a pre-vote's round sends: prevoteRounds,
 // or one in a herd. With loss p on each packet, a round gets the answer
 // of each voter with probability (1-p)²: 81 of a 128-host LAN's 127
 // voters on average at p = 20 %, more than the 64 grants it needs.
@@ -74,7 +74,7 @@ func (c *core) prevoteProbes() int {
 	if c.inHerd() {
 		return 1
 	}
-	return probeRounds
+	return prevoteRounds
 }
 
 // noteProbe counts a PROBE of another node about the leader this node is
@@ -101,11 +101,20 @@ func (c *core) leaderVouch(to NodeID, v wire.Message) {
 		c.emit(Action{Kind: ActSend, To: to, Msg: v, Count: 1})
 		return
 	}
-	if c.st.vouchedAll && c.now < c.st.vouchedAt+c.probeEvery() {
+	if c.st.vouchedAll && c.now < c.st.vouchedAt+c.vouchEvery() {
 		return
 	}
 	c.st.vouchedAll, c.st.vouchedAt = true, c.now
 	c.emit(Action{Kind: ActBroadcast, Msg: v, Scope: ScopeAll, Count: len(c.members)})
+}
+
+// vouchEvery is how often, at most, a herd's leader sends a VOUCH to all:
+// a tenth of ConfirmTimeout, five in the first half, where the PROBEs of
+// a confirmation go out. Every follower that confirms hears each one,
+// whoever asked; the rounds of one follower are closer (probeEvery), and
+// a VOUCH to all for each would cost every member a packet to read.
+func (c *core) vouchEvery() time.Duration {
+	return max(c.cfg.ConfirmTimeout/10, time.Microsecond)
 }
 
 // herdState is the stability state of the herd rules.
@@ -191,7 +200,7 @@ const herdSkip = 2
 // packets a round made a 128-host failover's confirmations cost more than
 // its election). With loss p on each packet a round then fails for all
 // four with probability (1−(1−p)²)⁴, 1.7 % at p = 20 %, and a
-// confirmation has probeRounds rounds.
+// confirmation has confirmRounds rounds.
 const probeVouchers = 3
 
 // myVouchers lists, in ascending order, the members that vouch to this
@@ -254,7 +263,7 @@ func (c *core) suspectSkew() time.Duration {
 		}
 		h.rank = min(r+c.unlisted(), maxSkewRank)
 	}
-	return time.Duration(h.rank) * c.cfg.SuspectAfter / maxSkewRank
+	return time.Duration(h.rank) * c.cfg.LossWindow() / maxSkewRank
 }
 
 // unlisted is, in quorum mode, how many of the Quorum nodes besides this
@@ -303,7 +312,7 @@ func (c *core) electSkew() time.Duration {
 	if c.cfg.Role.MayLead() {
 		r += c.unlisted()
 	}
-	step := c.cfg.SuspectAfter / maxSkewRank
+	step := c.cfg.LossWindow() / maxSkewRank
 	if r <= maxSkewRank {
 		return time.Duration(r) * step
 	}

@@ -104,7 +104,7 @@ func (c *core) confirmTimeout() time.Duration {
 	if !c.stretches() {
 		return c.cfg.ConfirmTimeout
 	}
-	return min(c.rtt.wait(c.now, c.cfg.ConfirmTimeout, c.cfg.SuspectAfter)+c.late, c.cfg.SuspectAfter)
+	return min(c.rtt.wait(c.now, c.cfg.ConfirmTimeout, c.cfg.LossWindow())+c.late, c.cfg.LossWindow())
 }
 
 // answerTimeout is AnswerTimeout stretched to this node's round trips.
@@ -112,7 +112,7 @@ func (c *core) answerTimeout() time.Duration {
 	if !c.stretches() {
 		return c.cfg.AnswerTimeout
 	}
-	return min(c.rtt.wait(c.now, c.cfg.AnswerTimeout, c.cfg.SuspectAfter)+c.late, c.cfg.SuspectAfter)
+	return min(c.rtt.wait(c.now, c.cfg.AnswerTimeout, c.cfg.LossWindow())+c.late, c.cfg.LossWindow())
 }
 
 // lateBy notes how late the timer handled now fired (due at deadline):

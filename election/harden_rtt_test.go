@@ -78,8 +78,8 @@ func TestConfirmStretchesToSlowVouches(t *testing.T) {
 	if got := n.b.st.confirmEnd - at; got != 180*ms {
 		t.Errorf("confirmation after a 60ms round trip waits %v, want 180ms", got)
 	}
-	if got := n.b.deadline[TimerConfirm] - at; got != n.b.cfg.ConfirmTimeout/(2*probeRounds) {
-		t.Errorf("next PROBE in %v, want the configured spacing %v", got, n.b.cfg.ConfirmTimeout/(2*probeRounds))
+	if got := n.b.deadline[TimerConfirm] - at; got != n.b.cfg.ConfirmTimeout/(2*confirmRounds) {
+		t.Errorf("next PROBE in %v, want the configured spacing %v", got, n.b.cfg.ConfirmTimeout/(2*confirmRounds))
 	}
 	n.step(at+150*ms, vouch(3, 2, 3, 0)) // within the stretched wait
 	n.is(StateFollower, 2, 3)

@@ -23,7 +23,8 @@ const (
 	tAnswer  = 50 * ms
 	tCoord   = 200 * ms
 	tHB      = 100 * ms
-	tSuspect = 300 * ms
+	tSuspect = 300 * ms // the textbook's detector timeout, and the hardened tests'
+	tAlarm   = 150 * ms // the agent's: a confirmed alarm rings after 1.5 heartbeats
 	tStartup = 300 * ms
 	tHoldoff = 1000 * ms
 	defPrio  = uint16(100)
@@ -64,9 +65,10 @@ func newMachine(t *testing.T, alg string, self Key, members []Key, opts ...func(
 	cfg := DefaultConfig(self.ID)
 	cfg.Priority = self.Priority
 	cfg.Algorithm = alg
-	// The step-by-step tests follow the seeds; hardened() turns the
-	// hardening back on.
-	cfg.Hardening = Hardening{}
+	// The step-by-step tests follow the seeds, with the seeds' detector
+	// timeout (SuspectAfter 0: the textbook's default); hardened() turns
+	// the hardening back on.
+	cfg.Hardening, cfg.SuspectAfter = Hardening{}, 0
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -124,7 +126,7 @@ func followerOf(t *testing.T, self Key, members []Key, leader Key, term uint64, 
 	acts := n.step(10*ms, claim(wire.TypeCoordinator, leader, term))
 	// In a herd the alarm is put off by the follower's rank (suspectSkew).
 	want := []string{"cancel-timer startup", fmtFollow(leader.ID, term),
-		(Action{Kind: ActSetTimer, Timer: TimerSuspect, At: 310*ms + n.b.suspectSkew()}).String()}
+		(Action{Kind: ActSetTimer, Timer: TimerSuspect, At: 10*ms + n.b.cfg.SuspectAfter + n.b.suspectSkew()}).String()}
 	if got := actLines(acts); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the leader's COORDINATOR at 10ms: actions\n got:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 	}
@@ -254,8 +256,14 @@ var (
 func noPreempt(c *Config) { c.Preempt = false }
 
 // hardened runs the machine as the agent does: every mechanism of
-// Hardening on.
-func hardened(c *Config) { c.Hardening = Hardened() }
+// Hardening on. The step-by-step tests of the mechanisms keep the
+// detector's timeout they were written with, three heartbeats (300ms);
+// earlyAlarm gives the agent's default, one and a half.
+func hardened(c *Config) { c.Hardening, c.SuspectAfter = Hardened(), 3*c.HeartbeatInterval }
+
+// earlyAlarm runs the machine as the agent does, with the default
+// SuspectAfter of a confirmed alarm (1.5 heartbeats, 150ms).
+func earlyAlarm(c *Config) { c.Hardening, c.SuspectAfter = Hardened(), 0 }
 
 func preemptDelay(d time.Duration) func(*Config) {
 	return func(c *Config) { c.PreemptDelay = d }

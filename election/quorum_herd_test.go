@@ -120,7 +120,7 @@ func TestQuorumHerdConfirmationEndsWhenVouchersAreSilent(t *testing.T) {
 		if len(asked) != probeVouchers {
 			t.Fatalf("the confirmation asked vouchers %v, want %d", asked, probeVouchers)
 		}
-		for i := 0; n.b.st.probes < probeRounds && i < 2*probeRounds; i++ {
+		for i := 0; n.b.st.probes < confirmRounds && i < 2*confirmRounds; i++ {
 			n.step(n.b.deadline[TimerConfirm], fire(TimerConfirm))
 		}
 		now, end := n.b.deadline[TimerConfirm], n.b.st.confirmEnd

@@ -126,10 +126,10 @@ func (c *core) resendEvery() time.Duration {
 // included. That majority renewed the lease to the latest send time plus
 // Lease, the most any acknowledgement of this claim can give, so a
 // re-send to the others would buy nothing: the lease is why the leader
-// re-sends. A follower that missed the claim hears the next heartbeat;
-// its detector takes two lost in a row (SuspectAfter is three heartbeats
-// by default), and one that misses more asks the leader with the herd's
-// PROBE, which the leader answers. A 128-host LAN's leader re-sent to
+// re-sends. A follower that missed the claim hears the next heartbeat,
+// or its detector's alarm rings (one lost: SuspectAfter is one and a half
+// heartbeats by default) and it asks the leader with the herd's PROBE,
+// which the leader answers. A 128-host LAN's leader re-sent to
 // every member whose acknowledgement had not come back within a tenth of
 // a heartbeat (most of them, on a loaded host), up to three times, and
 // every re-send drew another acknowledgement: hundreds of packets a

@@ -203,7 +203,7 @@ func (b *Bully) onAnswer(from Key) {
 	if !b.self.Less(from) || !b.roleOf(from.ID).MayLead() {
 		return
 	}
-	b.rtt.answered(&b.rtt.electAt, b.now, b.cfg.SuspectAfter)
+	b.rtt.answered(&b.rtt.electAt, b.now, b.cfg.LossWindow())
 	if b.cfg.ScaledElection {
 		b.heardLarger()
 		return

@@ -25,7 +25,7 @@ func TestDefaultTiming(t *testing.T) {
 	c := DefaultConfig(7)
 	got := []any{c.ID, c.Priority, c.Preempt, c.PreemptDelay, c.HeartbeatInterval, c.SuspectAfter,
 		c.AnswerTimeout, c.CoordinatorTimeout, c.StartupWait, c.ResignHoldoff, c.Detector == nil}
-	want := []any{NodeID(7), defPrio, true, 0 * ms, tHB, tSuspect, tAnswer, tCoord, tStartup, tHoldoff, true}
+	want := []any{NodeID(7), defPrio, true, 0 * ms, tHB, tAlarm, tAnswer, tCoord, tStartup, tHoldoff, true}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("DefaultConfig(7):\n got %v\nwant %v", got, want)
 	}

@@ -145,7 +145,7 @@ func (r *ringCore) hear(k Key) {
 	if !ok || h.key != k {
 		r.dirty = true
 	}
-	r.heard[k.ID] = heardOf{key: k, until: r.now + suspicionMemory*r.cfg.SuspectAfter}
+	r.heard[k.ID] = heardOf{key: k, until: r.now + suspicionMemory*r.cfg.LossWindow()}
 }
 
 // live reports whether id is on the ring now: this node, a member, or a

@@ -184,7 +184,7 @@ func (r *ringCore) onHopTimeout() {
 			r.sendTry(h)
 			continue
 		}
-		r.exclude(h.to, exclusion{until: r.now + suspicionMemory*r.cfg.SuspectAfter, unacked: true})
+		r.exclude(h.to, exclusion{until: r.now + suspicionMemory*r.cfg.LossWindow(), unacked: true})
 		r.resend(h)
 	}
 	r.armHops()

@@ -549,10 +549,14 @@ func (w *traceNet) cmdStart(args []string) error {
 	}
 	for _, n := range ns {
 		cfg := DefaultConfig(n.key.ID)
+		// SuspectAfter follows the mode (New derives it: quorum mode and
+		// the textbook keep three heartbeats).
+		cfg.SuspectAfter = 0
 		cfg.Priority = n.key.Priority
 		cfg.Role = n.role
 		if !w.hardened {
-			cfg.Hardening = Hardening{}
+			// The seeds' machine, with the textbook's detector timeout.
+			cfg.Hardening, cfg.SuspectAfter = Hardening{}, 0
 		}
 		if w.alg != "" {
 			cfg.Algorithm = w.alg

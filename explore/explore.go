@@ -123,11 +123,11 @@ func Explore(shape Shape, b Bounds) Result {
 func newExplorer(shape Shape, b Bounds) *explorer {
 	b.PauseFor = slices.Clone(b.PauseFor)
 	if b.Pause > 0 && len(b.PauseFor) == 0 {
-		b.PauseFor = []time.Duration{2 * shape.Timing.WithDefaults().SuspectAfter}
+		b.PauseFor = []time.Duration{2 * shape.Timing.WithDefaults().LossWindow()}
 	}
 	b.LinkFor = slices.Clone(b.LinkFor)
 	if b.LinkDown > 0 && len(b.LinkFor) == 0 {
-		b.LinkFor = []time.Duration{2 * shape.Timing.WithDefaults().SuspectAfter}
+		b.LinkFor = []time.Duration{2 * shape.Timing.WithDefaults().LossWindow()}
 	}
 	e := &explorer{shape: shape, b: b, seen: make(map[uint64]struct{})}
 	ids := map[election.NodeID]bool{}

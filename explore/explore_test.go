@@ -21,7 +21,7 @@ func timing() election.Config {
 	c.ID, c.Quorum = 0, 1
 	t := c.WithDefaults()
 	c.StopBefore = t.HeartbeatInterval
-	c.Lease = t.SuspectAfter + t.HeartbeatInterval
+	c.Lease = t.LossWindow() + t.HeartbeatInterval
 	c.LeaseMargin, c.ClaimWait = 0, 0
 	return c
 }

@@ -72,12 +72,12 @@ type Bounds struct {
 	// search to the crashes that move leadership.
 	CrashLeader bool
 	// LinkDown: a node's link goes down (it loses its carrier) for one
-	// of LinkFor (default: twice the timing's SuspectAfter, so that the
+	// of LinkFor (default: twice the timing's LossWindow, so that the
 	// others elect meanwhile).
 	LinkDown int
 	LinkFor  []time.Duration
 	// Pause: a node's process is frozen for one of PauseFor (default:
-	// twice the timing's SuspectAfter, so that the others elect
+	// twice the timing's LossWindow, so that the others elect
 	// meanwhile).
 	Pause    int
 	PauseFor []time.Duration

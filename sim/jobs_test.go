@@ -24,7 +24,7 @@ func jobCluster(t *testing.T, nodes []Node, quorum bool, tweak func(*Config)) (*
 		// the end of its lease, one heartbeat longer.
 		t := cfg.Timing.WithDefaults()
 		cfg.Timing.StopBefore = t.HeartbeatInterval
-		cfg.Timing.Lease = t.SuspectAfter + t.HeartbeatInterval
+		cfg.Timing.Lease = t.LossWindow() + t.HeartbeatInterval
 	}
 	if tweak != nil {
 		tweak(&cfg)
@@ -395,8 +395,10 @@ func TestJobTakeoverFromNotedLeaderWaits(t *testing.T) {
 	s.OneWay([]int{2}, []int{1})
 	s.Crash(3)
 	s.Crash(4)
-	s.At(1250*time.Millisecond, func() { s.Pause(2) })
-	s.At(1340*time.Millisecond, func() { s.Resume(2) })
+	// The detectors fire at 1150 ms (the heartbeat of 1 s, SuspectAfter
+	// 150 ms).
+	s.At(1100*time.Millisecond, func() { s.Pause(2) })
+	s.At(1190*time.Millisecond, func() { s.Resume(2) })
 	noted := func() bool {
 		st, _ := s.Status(2)
 		return st.State == election.StateCandidate && st.Leader == 2

@@ -241,30 +241,24 @@ func TestLostEveryAnswerReadsTheTrace(t *testing.T) {
 }
 
 // The failures of the loss check in seeds 1..20,000 before it named its
-// exceptions (bully, 3 nodes, 30 % loss): each is one episode, begun by a
-// confirmation that lost every answer (or, in quorum mode, a lease whose
-// acknowledgements were all lost), and over within lossEpisodeBound.
-// 2039: n10's 5 PROBEs, 4 VOUCHes of n12 lost, and n11 had missed the same
-// heartbeats; n10 elects, n12 stays leader under term 2 (311 ms). 5259,
-// 17687: n11 (the second largest) claims, n12 re-asserts, n11 checks it
-// and follows (100-200 ms). 10407: the same, but n12 does not preempt and
-// follows n11's claim: the cluster settles on n11 (200 ms). 16299: n10's
-// ELECTION makes n11 confirm too; its answers are lost as well and it
-// claims (410 ms).
+// exceptions (bully, 3 nodes, 30 % loss) began, outside quorum mode, with
+// a confirmation of five PROBEs that lost every answer: 2039: n10's 5
+// PROBEs, 4 VOUCHes of n12 lost, and n11 had missed the same heartbeats;
+// 5259, 17687: n11 (the second largest) claimed, n12 re-asserted; 10407:
+// the same, n12 not preempting; 16299: n10's ELECTION made n11 confirm
+// too. With twenty tries (confirmRounds) and the alarm after one lost
+// heartbeat, the same seeds keep their first leader to the end: no
+// episode. In quorum mode each is one episode, begun by a lease whose
+// acknowledgements were all lost, and over within lossEpisodeBound.
 func TestStabilityLossFailuresAreTheNamedExceptions(t *testing.T) {
-	for _, c := range []struct {
-		seed  uint64
-		moved election.NodeID
-	}{{2039, 0}, {5259, 0}, {10407, 11}, {16299, 0}, {17687, 0}} {
-		sr := stabilityRun{alg: election.AlgorithmBully, seed: c.seed, fault: "loss", p: 0.3}
+	for _, seed := range []uint64{2039, 5259, 10407, 16299, 17687} {
+		sr := stabilityRun{alg: election.AlgorithmBully, seed: seed, fault: "loss", p: 0.3}
 		res := sr.run(false)
-		if len(res.problems) > 0 || len(res.episodes) != 1 {
-			t.Errorf("seed %d: %d episodes, problems %q", c.seed, len(res.episodes), res.problems)
-			continue
-		}
-		ep := res.episodes[0]
-		if !ep.excused || !strings.Contains(ep.cause, "none came back") || ep.end == 0 || ep.movedTo != c.moved {
-			t.Errorf("seed %d: excused %v, ended %v, settled on n%d (want n%d): %s", c.seed, ep.excused, ep.end-ep.start, ep.movedTo, c.moved, ep.cause)
+		if len(res.problems) > 0 || len(res.episodes) != 0 || res.confirms == 0 {
+			t.Errorf("seed %d: %d episodes in %d confirmations, problems %q; want none in some", seed, len(res.episodes), res.confirms, res.problems)
+			for _, ep := range res.episodes {
+				t.Logf("seed %d: %s", seed, ep.cause)
+			}
 		}
 	}
 	// In quorum mode (3 nodes, 30 % loss): the leader's lease ran out

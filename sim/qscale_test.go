@@ -76,9 +76,9 @@ func qscaleSim(t *testing.T, n int, seed uint64, loss float64) *Sim {
 	t.Helper()
 	timing := DefaultTiming()
 	timing.Quorum = n
-	// The agent's: Lease = SuspectAfter + a heartbeat, and a leader steps
+	// The agent's: Lease = LossWindow + a heartbeat, and a leader steps
 	// down a heartbeat before its lease's end (agent.Config.ElectionConfig).
-	timing.Lease = timing.SuspectAfter + timing.HeartbeatInterval
+	timing.Lease = timing.LossWindow() + timing.HeartbeatInterval
 	timing.StopBefore = timing.HeartbeatInterval
 	net := Net{DelayMin: 100 * time.Microsecond, DelayMax: time.Millisecond, Loss: loss}
 	cfg := Config{Seed: seed, Timing: timing, Net: net, DriftPPM: 500, MembershipDelay: 500 * time.Millisecond}

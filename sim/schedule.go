@@ -124,7 +124,10 @@ func (sch Schedule) algorithm() string {
 // defaults.
 func DefaultTiming() election.Config {
 	c := election.DefaultConfig(1)
-	c.ID, c.Priority = 0, 0
+	// SuspectAfter follows the mode: each node's WithDefaults derives it
+	// (1.5 heartbeats for the hardened machine outside quorum mode, 3
+	// otherwise).
+	c.ID, c.Priority, c.SuspectAfter = 0, 0, 0
 	return c
 }
 
@@ -224,7 +227,7 @@ func addJobs(sch *Schedule) {
 	r := rand.New(rand.NewPCG(sch.Seed, 0x10b5))
 	cfg := &sch.Config
 	cfg.Jobs = true
-	lease := cfg.Timing.WithDefaults().SuspectAfter
+	lease := cfg.Timing.WithDefaults().LossWindow()
 	// One job grace for the cluster, as one configuration gives it: a
 	// takeover waits at most its own grace (plus a margin) for the
 	// previous leader's job.
@@ -276,7 +279,7 @@ func GenerateQuorum(algorithm string, seed uint64) Schedule {
 		// the end of its lease, one heartbeat longer.
 		t := sch.Config.Timing.WithDefaults()
 		sch.Config.Timing.StopBefore = t.HeartbeatInterval
-		sch.Config.Timing.Lease = t.SuspectAfter + t.HeartbeatInterval
+		sch.Config.Timing.Lease = t.LossWindow() + t.HeartbeatInterval
 	}
 	r := rand.New(rand.NewPCG(seed, 0x1ea5e))
 	if r.IntN(2) == 0 {

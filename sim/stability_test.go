@@ -73,23 +73,27 @@ const deafLeaderLossyBound = 3 * time.Second
 // moved twice before it came back; see lossEpisodeQuiet).
 const lossEpisodeBound = 4 * time.Second
 
+// confirmRounds is the election's: how many PROBEs a confirmation sends
+// at most (election/harden_confirm.go).
+const confirmRounds = 20
+
 // lostAnswerChance is an estimate of the chance that one confirmation of a
-// follower in a cluster of n nodes, under loss p, loses every answer:
-// probeRounds (5) PROBE rounds, each answered by the n−1 others (the
-// leader, and any member that heard it more recently), an answer taking
-// two packets, one of which is lost with probability q = 1−(1−p)²: all of
-// them are lost with probability q^(5(n−1)). At 30 % loss: 1.2·10⁻³ in 3
-// nodes, 4·10⁻⁵ in 4, 1.4·10⁻⁶ in 5. A member that missed the same
-// heartbeats has no news to answer with, so the chance is somewhat
-// larger; the rate check's margin (lossEpisodeTail) covers that. The
-// long sweep measured, in 3-node clusters at 30 % loss: bully 16 episodes
-// in 16,086 confirmations (80,000 schedules; 19.5 estimated); in 20,000
-// schedules, chang-roberts 3 in 4,094, hirschberg-sinclair 5 in 4,090,
-// ring 4 in 4,081 (4.9 estimated); in 4 nodes 0 or 1 each in about 5,800
-// confirmations (0.24 estimated); none in 5 nodes or more.
+// follower in a cluster of n nodes, under loss p, loses every answer. The
+// alarm rings after one lost heartbeat (SuspectAfter 1.5 heartbeats), so
+// each of the n−2 other followers has news, the heartbeat the prober
+// missed, with probability 1−p. The leader answers each of confirmRounds
+// (20) PROBEs, an answer taking two packets, one of which is lost with
+// probability q = 1−(1−p)²: all are lost with probability q²⁰. A member
+// with news answers as the leader does; one without has nothing to say:
+// q²⁰·(p + (1−p)·q²⁰)^(n−2). At 30 % loss: 4·10⁻⁷ in 3 nodes, 1.3·10⁻⁷
+// in 4, 3.8·10⁻⁸ in 5. (With 5 PROBEs and the alarm after two lost
+// heartbeats, the long sweep measured in 3-node clusters at 30 % loss
+// 16 episodes in 16,086 confirmations of bully, 19.5 estimated, and
+// none in 5 nodes or more.)
 func lostAnswerChance(p float64, n int) float64 {
 	q := 1 - (1-p)*(1-p)
-	return math.Pow(q, 5*float64(n-1))
+	all := math.Pow(q, confirmRounds)
+	return all * math.Pow(p+(1-p)*all, float64(n-2))
 }
 
 // lossEpisodeQuiet: an episode is over once the cluster has stayed
@@ -217,7 +221,8 @@ func (sr stabilityRun) config() Config {
 	}
 	timing := DefaultTiming()
 	if sr.textbook {
-		timing.Hardening = election.Hardening{}
+		// The seeds' machine, with the textbook's detector timeout.
+		timing.Hardening, timing.SuspectAfter = election.Hardening{}, 0
 	}
 	timing.PreVote = timing.PreVote && !sr.noPrevote
 	if sr.quorum {
@@ -226,7 +231,7 @@ func (sr stabilityRun) config() Config {
 			// The agent's timing.
 			t := timing.WithDefaults()
 			timing.StopBefore = t.HeartbeatInterval
-			timing.Lease = t.SuspectAfter + t.HeartbeatInterval
+			timing.Lease = t.LossWindow() + t.HeartbeatInterval
 		}
 	}
 	cfg := Config{

@@ -233,9 +233,10 @@ type Config struct {
 	// Default 100ms.
 	Heartbeat time.Duration
 	// SuspectAfter is the fixed detector's timeout after the last
-	// heartbeat, longer than Heartbeat; it is also how long a starting
-	// node listens for a leader before it elects (with either detector).
-	// Default 3 × Heartbeat (DefaultSuspectAfter; DeriveTimeouts derives
+	// heartbeat, longer than Heartbeat: the alarm, which a confirmation
+	// answers before anyone elects. A starting node listens for a leader
+	// this long, or three heartbeats if longer (with either detector).
+	// Default 1.5 × Heartbeat (DefaultSuspectAfter; DeriveTimeouts derives
 	// it again after a change of Heartbeat).
 	SuspectAfter time.Duration
 	// Detector is "fixed" or "phi". Default "fixed".
@@ -284,8 +285,9 @@ type Config struct {
 	// on the acknowledgements of it. A leader that cannot renew it steps
 	// down one Heartbeat before it ends: its job gets SIGTERM then, and
 	// SIGKILL from its guard at the end. Longer than two heartbeats; 0
-	// without quorum. Default 0; in quorum mode SuspectAfter + Heartbeat
-	// (400ms; DefaultLease, DeriveTimeouts): two heartbeats may be lost.
+	// without quorum. Default 0; in quorum mode a heartbeat more than
+	// SuspectAfter or three heartbeats, whichever is longer (400ms;
+	// DefaultLease, DeriveTimeouts): two heartbeats may be lost.
 	Lease time.Duration
 	// LeaseMargin (quorum mode) is how much longer than Lease the
 	// followers wait, after their last acknowledgement, before they

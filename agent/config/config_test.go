@@ -81,17 +81,22 @@ func TestDefaultConfig(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("DefaultConfig: %v", err)
 	}
-	if c.SuspectAfter != 3*DefaultHeartbeat || c.Lease != 0 || c.LeaseMargin != 0 || c.ElectionPort != DefaultElectionPort || c.HTTP != DefaultHTTP || !c.Preempt {
+	if c.SuspectAfter != 3*DefaultHeartbeat/2 || c.Lease != 0 || c.LeaseMargin != 0 || c.ElectionPort != DefaultElectionPort || c.HTTP != DefaultHTTP || !c.Preempt {
 		t.Errorf("DefaultConfig: %+v", c)
 	}
 	c.Heartbeat, c.Quorum = 20*time.Millisecond, 3
 	c.DeriveTimeouts()
 	if c.SuspectAfter != 60*time.Millisecond || c.Lease != 80*time.Millisecond || c.LeaseMargin != 8*time.Millisecond {
-		t.Errorf("derived for 20ms and quorum 3: suspect %v, lease %v, margin %v; want 60ms, 80ms, 8ms", c.SuspectAfter, c.Lease, c.LeaseMargin)
+		t.Errorf("derived for 20ms and quorum 3: suspect %v, lease %v, margin %v; want 60ms (quorum mode's three heartbeats), 80ms, 8ms", c.SuspectAfter, c.Lease, c.LeaseMargin)
+	}
+	// The lease outlasts two lost heartbeats whatever the alarm; a
+	// SuspectAfter longer than three heartbeats lengthens it.
+	if got := DefaultLease(100*time.Millisecond, 500*time.Millisecond); got != 600*time.Millisecond {
+		t.Errorf("DefaultLease(100ms, 500ms) = %v, want 600ms", got)
 	}
 	c.Quorum = 0
-	if c.DeriveTimeouts(); c.Lease != 0 || c.LeaseMargin != 0 {
-		t.Errorf("without quorum: lease %v, margin %v; want 0", c.Lease, c.LeaseMargin)
+	if c.DeriveTimeouts(); c.Lease != 0 || c.LeaseMargin != 0 || c.SuspectAfter != 30*time.Millisecond {
+		t.Errorf("without quorum: lease %v, margin %v, suspect %v; want 0, 0, 30ms", c.Lease, c.LeaseMargin, c.SuspectAfter)
 	}
 	if err := (&Config{Name: "a", NodeID: 1, Priority: 1}).Validate(); err == nil || !strings.Contains(err.Error(), "heartbeat: 0s is shorter than 10ms") {
 		t.Errorf("the zero Config: %v, want the zero heartbeat refused", err)

@@ -85,16 +85,32 @@ func DefaultConfig() Config {
 }
 
 // DefaultSuspectAfter is the default SuspectAfter for a heartbeat
-// interval: three heartbeats, so that one or two lost in a row are not
-// taken for a failure, and a crashed leader is still replaced within a
-// few tenths of a second with the default heartbeat.
-func DefaultSuspectAfter(heartbeat time.Duration) time.Duration { return 3 * heartbeat }
+// interval: one and a half heartbeats, so that the alarm rings after one
+// lost heartbeat. The alarm is a question (the follower asks the leader
+// and the members that heard it, up to 20 times within ConfirmTimeout),
+// so a lost heartbeat costs a few packets, and a leader that is gone is
+// replaced a confirmation later (155ms after its last heartbeat with the
+// default heartbeat). The election's window for lost heartbeats (its
+// LossWindow: the listen period, the lease) stays three heartbeats.
+//
+// In quorum mode (quorum > 0) it is three heartbeats: a failover there
+// waits for the lease to run out (Lease + LeaseMargin after the last
+// acknowledgement) whenever the alarm rings, and an earlier alarm only
+// makes more followers confirm and pre-vote meanwhile.
+func DefaultSuspectAfter(heartbeat time.Duration, quorum int) time.Duration {
+	if quorum > 0 {
+		return 3 * heartbeat
+	}
+	return 3 * heartbeat / 2
+}
 
 // DefaultLease is the default Lease (quorum mode) for a heartbeat interval
-// and SuspectAfter: a heartbeat more than SuspectAfter, so that two
-// heartbeats may be lost in a row without a change of leader.
+// and SuspectAfter: a heartbeat more than the election's window for lost
+// heartbeats (three heartbeats, or SuspectAfter when longer:
+// election.Config.LossWindow), so that two heartbeats may be lost in a
+// row without a change of leader, however early the alarm rings.
 func DefaultLease(heartbeat, suspectAfter time.Duration) time.Duration {
-	return suspectAfter + heartbeat
+	return max(suspectAfter, 3*heartbeat) + heartbeat
 }
 
 // DefaultLeaseMargin is the default LeaseMargin (quorum mode) for a lease:
@@ -110,7 +126,7 @@ func DefaultLeaseMargin(lease time.Duration) time.Duration {
 // without. DefaultConfig derives its own so; call it after changing
 // Heartbeat or Quorum, then set any of the three that should differ.
 func (c *Config) DeriveTimeouts() {
-	c.SuspectAfter = DefaultSuspectAfter(c.Heartbeat)
+	c.SuspectAfter = DefaultSuspectAfter(c.Heartbeat, c.Quorum)
 	c.Lease, c.LeaseMargin = 0, 0
 	if c.Quorum > 0 {
 		c.Lease = DefaultLease(c.Heartbeat, c.SuspectAfter)

@@ -14,9 +14,9 @@ import (
 var derived = map[string]string{
 	"name":            "host name",
 	"node-id":         "from `/etc/machine-id`",
-	"suspect-after":   "300ms (3 heartbeats)",
+	"suspect-after":   "150ms (1.5 heartbeats, 3 with `--quorum`)",
 	"multicast-group": "`239.255.76.76` (`ff02::4c4c` on IPv6)",
-	"lease":           "`--suspect-after` + `--heartbeat`",
+	"lease":           "4 heartbeats, or `--suspect-after` + `--heartbeat` if longer",
 	"lease-margin":    "lease/10",
 	"check-timeout":   "the interval",
 	"log-format":      "`text`", // the command line's, not Config's
@@ -41,12 +41,12 @@ func TestSettingDefaults(t *testing.T) {
 	}
 	// The derived defaults are what DefaultConfig derives.
 	c := DefaultConfig()
-	if c.SuspectAfter != 3*c.Heartbeat || c.SuspectAfter != 300*time.Millisecond {
+	if c.SuspectAfter != 3*c.Heartbeat/2 || c.SuspectAfter != 150*time.Millisecond {
 		t.Errorf("suspect-after %v, heartbeat %v", c.SuspectAfter, c.Heartbeat)
 	}
 	c.Quorum = 3
 	c.DeriveTimeouts()
-	if c.Lease != c.SuspectAfter+c.Heartbeat || c.LeaseMargin != c.Lease/10 {
+	if c.Lease != 4*c.Heartbeat || c.LeaseMargin != c.Lease/10 {
 		t.Errorf("lease %v, margin %v", c.Lease, c.LeaseMargin)
 	}
 }

@@ -195,7 +195,7 @@ func measure(o options, hb time.Duration, mode string, rng *rand.Rand, stderr io
 		c.Heartbeat, c.Detector = hb, o.detector
 		c.DeriveTimeouts()
 	}
-	r := result{Heartbeat: hb, SuspectAfter: config.DefaultSuspectAfter(hb), Mode: mode}
+	r := result{Heartbeat: hb, SuspectAfter: config.DefaultSuspectAfter(hb, 0), Mode: mode}
 	fail := func(format string, args ...any) {
 		r.Failures = append(r.Failures, fmt.Sprintf(format, args...))
 	}

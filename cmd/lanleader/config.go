@@ -92,12 +92,12 @@ func newSettings() *settings {
 
 // config is the agent's Config that s stands for. The settings whose
 // default follows others, left out or given as 0, get it here, from the
-// values given: suspect-after (three heartbeats), lease and lease-margin
+// values given: suspect-after (one and a half heartbeats, three with quorum), lease and lease-margin
 // in quorum mode (config.DefaultLease, config.DefaultLeaseMargin), and
 // election-port (7947, or a free port too with --bind port 0).
 func (s *settings) config() agent.Config {
 	c := s.Config
-	c.SuspectAfter = cmp.Or(c.SuspectAfter, config.DefaultSuspectAfter(c.Heartbeat))
+	c.SuspectAfter = cmp.Or(c.SuspectAfter, config.DefaultSuspectAfter(c.Heartbeat, c.Quorum))
 	if c.Quorum > 0 {
 		c.Lease = cmp.Or(c.Lease, config.DefaultLease(c.Heartbeat, c.SuspectAfter))
 		c.LeaseMargin = cmp.Or(c.LeaseMargin, config.DefaultLeaseMargin(c.Lease))

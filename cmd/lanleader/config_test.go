@@ -19,6 +19,7 @@ import (
 
 	"github.com/lanleader/lanleader/agent"
 	"github.com/lanleader/lanleader/agent/config"
+	"github.com/lanleader/lanleader/election"
 )
 
 // defaultRunConfig is the Config of `lanleader run` with no argument,
@@ -39,7 +40,7 @@ func defaultRunConfig(t *testing.T) agent.Config {
 		Join:             nil,
 		HTTP:             "127.0.0.1:9947",
 		Heartbeat:        100 * time.Millisecond,
-		SuspectAfter:     300 * time.Millisecond,
+		SuspectAfter:     150 * time.Millisecond,
 		Detector:         "fixed",
 		Algorithm:        "bully",
 		Role:             "candidate",
@@ -183,7 +184,7 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--http", "0.0.0.0:9100"}, func(c *agent.Config) { c.HTTP = "0.0.0.0:9100" }},
 		{[]string{"--http", "off"}, func(c *agent.Config) { c.HTTP = "" }},
 		{[]string{"--http="}, func(c *agent.Config) { c.HTTP = "" }},
-		{[]string{"--heartbeat", "50ms"}, func(c *agent.Config) { c.Heartbeat = 50 * time.Millisecond; c.SuspectAfter = 150 * time.Millisecond }},
+		{[]string{"--heartbeat", "50ms"}, func(c *agent.Config) { c.Heartbeat = 50 * time.Millisecond; c.SuspectAfter = 75 * time.Millisecond }},
 		{[]string{"--suspect-after", "1.5s"}, func(c *agent.Config) { c.SuspectAfter = 1500 * time.Millisecond }},
 		{[]string{"--detector", "phi"}, func(c *agent.Config) { c.Detector = "phi" }},
 		{[]string{"--algorithm", "hirschberg-sinclair"}, func(c *agent.Config) { c.Algorithm = "hirschberg-sinclair" }},
@@ -199,13 +200,14 @@ func TestParseRunConfigFlags(t *testing.T) {
 		{[]string{"--preempt=false", "--preempt"}, func(c *agent.Config) {}},
 		{[]string{"--preempt-delay", "30s"}, func(c *agent.Config) { c.PreemptDelay = 30 * time.Second }},
 		{[]string{"--quorum", "5"}, func(c *agent.Config) {
-			c.Quorum, c.Lease, c.LeaseMargin = 5, 400*time.Millisecond, 40*time.Millisecond
+			// Quorum mode's alarm: three heartbeats.
+			c.Quorum, c.Lease, c.LeaseMargin, c.SuspectAfter = 5, 400*time.Millisecond, 40*time.Millisecond, 300*time.Millisecond
 		}},
 		{[]string{"--quorum", "2", "--allow-small-quorum"}, func(c *agent.Config) {
-			c.Quorum, c.AllowSmallQuorum, c.Lease, c.LeaseMargin = 2, true, 400*time.Millisecond, 40*time.Millisecond
+			c.Quorum, c.AllowSmallQuorum, c.Lease, c.LeaseMargin, c.SuspectAfter = 2, true, 400*time.Millisecond, 40*time.Millisecond, 300*time.Millisecond
 		}},
 		{[]string{"--quorum", "3", "--lease", "1s", "--lease-margin", "200ms", "--state-file", stateFile}, func(c *agent.Config) {
-			c.Quorum, c.Lease, c.LeaseMargin, c.StateFile = 3, time.Second, 200*time.Millisecond, stateFile
+			c.Quorum, c.Lease, c.LeaseMargin, c.StateFile, c.SuspectAfter = 3, time.Second, 200*time.Millisecond, stateFile, 300*time.Millisecond
 		}},
 		{[]string{"--discover-interval", "250ms"}, func(c *agent.Config) { c.DiscoverInterval = 250 * time.Millisecond }},
 		{[]string{"--discover-interval", "-1s"}, func(c *agent.Config) { c.DiscoverInterval = -time.Second }},
@@ -496,7 +498,7 @@ func TestParseRunConfigPrecedence(t *testing.T) {
 	fromFile := func(c *agent.Config) {
 		c.Priority = 150
 		c.Heartbeat = 200 * time.Millisecond
-		c.SuspectAfter = 600 * time.Millisecond
+		c.SuspectAfter = 300 * time.Millisecond
 		c.Join = []string{"198.18.0.2", "198.18.0.3"}
 		c.HTTP = "127.0.0.1:9000"
 	}
@@ -511,7 +513,7 @@ func TestParseRunConfigPrecedence(t *testing.T) {
 		{file, []string{"--priority", "7", "--config", "FILE"}, func(c *agent.Config) { fromFile(c); c.Priority = 7 }},
 		{file, []string{"--heartbeat", "20ms"}, func(c *agent.Config) {
 			fromFile(c)
-			c.Heartbeat, c.SuspectAfter = 20*time.Millisecond, 60*time.Millisecond
+			c.Heartbeat, c.SuspectAfter = 20*time.Millisecond, 30*time.Millisecond
 		}},
 		{file, []string{"--http", "off"}, func(c *agent.Config) { fromFile(c); c.HTTP = "" }},
 		// --join replaces the file's list; repeated, its lists add up.
@@ -861,7 +863,8 @@ func TestRunUsage(t *testing.T) {
 		fmt.Sprintf("Default %d.", config.DefaultElectionPort),
 		"Default " + config.DefaultHTTP + ".",
 		"Default " + config.DefaultHeartbeat.String() + ".",
-		"(" + (3 * config.DefaultHeartbeat).String() + ")",
+		// The alarm and a confirmation.
+		"(" + (config.DefaultSuspectAfter(config.DefaultHeartbeat, 0) + election.DefaultConfig(1).ConfirmTimeout).String() + ")",
 		"Default " + config.DefaultDiscoverInterval.String() + ".",
 		"Default: " + config.DefaultGroup4.String() + " (" + config.DefaultGroup6.String() + " on IPv6).",
 		fmt.Sprint(uint64(config.MaxNodeID)),

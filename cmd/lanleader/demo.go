@@ -183,7 +183,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	d.say("starting %d agents on 127.0.0.1 (heartbeat %v, suspect after %v; node-%d has the largest key: priority 100, node id %d)",
-		o.nodes, o.hb, config.DefaultSuspectAfter(o.hb), o.nodes, o.nodes)
+		o.nodes, o.hb, config.DefaultSuspectAfter(o.hb, 0), o.nodes, o.nodes)
 	l, err := agent.StartLocal(opt)
 	if err != nil {
 		jobs.close(0)
