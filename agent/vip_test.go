@@ -110,7 +110,7 @@ func (f *fakeVIPs) Release() error {
 	return nil
 }
 
-func (f *fakeVIPs) Reannounce() { f.record("reannounce") }
+func (f *fakeVIPs) Reannounce(bool) { f.record("reannounce") }
 
 func (f *fakeVIPs) States() []vip.State {
 	f.mu.Lock()

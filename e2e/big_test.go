@@ -123,13 +123,16 @@ func bigCluster(t *testing.T, hosts int, extra func(i int) []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The time of the kill is taken before it: a crashed agent's notice
+	// guard tells the others as it dies, and they may elect before the
+	// kill's Wait returns.
+	killed := time.Now()
 	if err := procs[top].Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := procs[top].Wait(killTimeout); !procs[top].Exited() {
 		t.Fatalf("host-%d survived SIGKILL: %v", hosts, err)
 	}
-	killed := time.Now()
 	others := n.All()[:top]
 	waitFor(t, fmt.Sprintf("the %d others agree that host-%d leads", top, top), bigAgree, func() (bool, string) {
 		if ok, why := obs.Agree(killed, uint64(top), others...); !ok {

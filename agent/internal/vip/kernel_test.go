@@ -89,7 +89,7 @@ func TestAcquireAnnouncesIPv4(t *testing.T) {
 	if err := m.Acquire(); err != nil {
 		t.Errorf("Acquire with the address already there: %v", err)
 	}
-	m.Reannounce()
+	m.Reannounce(false)
 	waitFor(t, 3*time.Second, "two more bursts", func() (bool, string) {
 		n := len(tap.garps(l.macA, addr))
 		return n == 3*an.Repeat, fmt.Sprint(n, " gratuitous ARPs")
@@ -113,7 +113,7 @@ func TestAcquireAnnouncesIPv4(t *testing.T) {
 	if err := m.Release(); err != nil {
 		t.Errorf("Release with the address already gone: %v", err)
 	}
-	m.Reannounce() // not held: nothing
+	m.Reannounce(false) // not held: nothing
 	n := len(tap.garps(l.macA, addr))
 	holds(t, 3*an.Interval, "silence after Release", func() (bool, string) {
 		now := len(tap.garps(l.macA, addr))
@@ -235,6 +235,52 @@ func TestBursts(t *testing.T) {
 		n := len(tap.garps(l.macA, addr))
 		return n == len(want), fmt.Sprintf("%d gratuitous ARPs, released at %s", n, released.Sub(start))
 	})
+}
+
+// TestReannounceDelayed: a reannouncement sends a burst; with delayed,
+// the acquisition's second burst too, Delay later.
+func TestReannounceDelayed(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	vip := mustParse(t, "198.18.1.100/24,dev="+l.devA)
+	addr := vip.Prefix.Addr()
+	tap := tapARP(t, l.nsB, l.devB)
+	an := Announce{Repeat: 2, Interval: 50 * time.Millisecond, Delay: 300 * time.Millisecond}
+	m := l.newManager(t, Config{Addrs: []Addr{vip}, Announce: an})
+	if err := m.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, "the acquisition's two bursts", func() (bool, string) {
+		n := len(tap.garps(l.macA, addr))
+		return n == 4, fmt.Sprint(n, " gratuitous ARPs")
+	})
+	for _, delayed := range []bool{false, true} {
+		start := time.Now()
+		n0 := len(tap.garps(l.macA, addr))
+		m.Reannounce(delayed)
+		want := []time.Duration{0, 50}
+		if delayed {
+			want = append(want, 300, 350)
+		}
+		// Whatever comes, by 700 ms: a delayed burst would be in.
+		holds(t, 700*time.Millisecond, "no more than the bursts asked for", func() (bool, string) {
+			n := len(tap.garps(l.macA, addr)) - n0
+			return n <= len(want), fmt.Sprint(n, " gratuitous ARPs")
+		})
+		var at []time.Duration
+		for _, f := range tap.garps(l.macA, addr)[n0:] {
+			at = append(at, f.at.Sub(start).Round(time.Millisecond))
+		}
+		if len(at) != len(want) {
+			t.Fatalf("delayed %v: gratuitous ARPs at %v, want %d at about %v ms", delayed, at, len(want), want)
+		}
+		for i, w := range want {
+			if w *= time.Millisecond; at[i] < w-10*time.Millisecond || at[i] > w+150*time.Millisecond {
+				t.Errorf("delayed %v: gratuitous ARPs at %v, want about %v ms", delayed, at, want)
+				break
+			}
+		}
+	}
 }
 
 func TestRemove(t *testing.T) {
@@ -475,7 +521,7 @@ func TestConcurrentCalls(t *testing.T) {
 				case 0:
 					m.Acquire()
 				case 1:
-					m.Reannounce()
+					m.Reannounce(false)
 				case 2:
 					m.States()
 				case 3:
@@ -560,7 +606,7 @@ func TestAnnounceRetries(t *testing.T) {
 	if n := sent.get(vip); n != 0 {
 		t.Errorf("Sent called %d times, want 0: nothing could be sent", n)
 	}
-	m.Reannounce()
+	m.Reannounce(false)
 	if s := logged.String(); strings.Count(s, "cannot announce the address") != 1 || !strings.Contains(s, "link-local") {
 		t.Errorf("log after two failed announcements, want the failure once:\n%s", s)
 	}

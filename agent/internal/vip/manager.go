@@ -191,16 +191,27 @@ func (m *Manager) Acquire() error {
 // Reannounce sends a burst now (a stale leader was heard: its hosts may
 // have learnt its MAC for the addresses): the first announcement of each
 // address before it returns, the rest from the Manager's goroutine.
-// Nothing while not held.
-func (m *Manager) Reannounce() {
+// delayed adds the acquisition's second burst, Announce.Delay later: the
+// other leader may have announced them within the hosts' ARP lock time
+// (a second on Linux, which ignores a new MAC within it), so that the
+// first burst alone may not move them. Nothing while not held.
+func (m *Manager) Reannounce(delayed bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed || !m.held {
 		return
 	}
 	m.round()
-	if an := m.cfg.Announce; an.Repeat > 1 {
-		m.schedule(false, &burst{gen: m.gen, next: time.Now().Add(an.Interval), left: an.Repeat - 1})
+	an, now := m.cfg.Announce, time.Now()
+	var bs []*burst
+	if an.Repeat > 1 {
+		bs = append(bs, &burst{gen: m.gen, next: now.Add(an.Interval), left: an.Repeat - 1})
+	}
+	if delayed && an.Delay > 0 {
+		bs = append(bs, &burst{gen: m.gen, next: now.Add(an.Delay), left: an.Repeat})
+	}
+	if len(bs) > 0 {
+		m.schedule(false, bs...)
 	}
 }
 

@@ -75,5 +75,5 @@ func (v *VIPs) Due(now time.Duration) {
 	}
 	v.reannounced, v.reannouncedAt = true, now
 	v.host.Log().Info("announcing the virtual addresses again after a stale claim", "term", st.Term)
-	v.holder.Reannounce()
+	v.holder.Reannounce(false)
 }

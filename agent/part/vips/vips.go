@@ -21,6 +21,11 @@
 //     another node, which it outlives) announces them again two heartbeats
 //     later if it still leads in the same term: the stale leader's hosts
 //     may have learnt its MAC for them (StaleClaim, stale.go).
+//   - A leader that keeps leading in a later term of its own (it outranked
+//     a claim of a higher term: the other side of a healed partition,
+//     whose leader held the addresses there, perhaps announced them after
+//     the heal) announces them again at once: the hosts that heard the
+//     other leader come back (Update).
 //   - A link of theirs down (VIPTrackLink): the node takes no part in
 //     elections until it is up again; a leader hands over as a resign
 //     does (the driver's standby, told by agent/part/links, which watches
@@ -73,7 +78,7 @@ import (
 type Holder interface {
 	Acquire() error
 	Release() error
-	Reannounce()
+	Reannounce(delayed bool)
 	States() []vip.State
 	Close()
 }
@@ -174,6 +179,9 @@ type VIPs struct {
 	dev  string
 
 	held bool // Acquire was called, Release not since
+	// heldTerm is the term this node led in when it took the addresses,
+	// or last announced them for a new term of its own (Update).
+	heldTerm uint64
 	stale
 }
 
@@ -397,6 +405,14 @@ func (v *VIPs) Update(want bool) {
 	switch {
 	case want && !v.held:
 		v.Acquire()
+	case want && v.node.Status().Term > v.heldTerm:
+		// Still the leader, in a later term: it outranked a leader of a
+		// higher term, which held the addresses on its side and may have
+		// drawn this side's hosts to its MAC. A stale claim's deferred
+		// burst is for the same term; this one goes now.
+		v.heldTerm = v.node.Status().Term
+		v.host.Log().Info("leading in a new term: announcing the virtual addresses again", "term", v.heldTerm)
+		v.holder.Reannounce(true)
 	case !want && v.held:
 		v.Release("no longer the leader")
 	}
@@ -415,7 +431,7 @@ func (v *VIPs) On() bool { return v.holder != nil }
 // add is logged, and the addresses count as held (Release removes what
 // is there).
 func (v *VIPs) Acquire() {
-	v.held = true
+	v.held, v.heldTerm = true, v.node.Status().Term
 	v.host.MarkDirty()
 	if err := v.holder.Acquire(); err != nil {
 		v.host.Log().Error("cannot add every virtual address", "err", err)

@@ -51,8 +51,14 @@ type holder struct {
 
 func (h *holder) Acquire() error { h.f.op("acquire", h.addrs); h.held = true; return nil }
 func (h *holder) Release() error { h.f.op("release", h.addrs); h.held = false; return nil }
-func (h *holder) Reannounce()    { h.f.op("reannounce", h.addrs) }
-func (h *holder) Close()         { h.f.op("close", h.addrs) }
+func (h *holder) Reannounce(delayed bool) {
+	if delayed {
+		h.f.op("reannounce+delayed", h.addrs)
+		return
+	}
+	h.f.op("reannounce", h.addrs)
+}
+func (h *holder) Close() { h.f.op("close", h.addrs) }
 
 func (h *holder) States() []vip.State {
 	var out []vip.State
@@ -170,6 +176,40 @@ func TestStaleClaimBurst(t *testing.T) {
 	}
 	if !strings.Contains(f.h.LogText(), "announcing the virtual addresses again after a stale claim") {
 		t.Errorf("log %q", f.h.LogText())
+	}
+}
+
+// A leader that keeps leading in a later term of its own (it outranked
+// a higher term's claim, a healed partition's other leader, which held
+// the addresses there) announces them again at once, once a term; a
+// step in the same term announces nothing.
+func TestNewTermAnnounces(t *testing.T) {
+	f := newFixture(t)
+	f.st.Term = 1
+	f.start(t, addrA)
+	f.v.Update(true)
+	if ops := f.take(); len(ops) != 0 {
+		t.Fatalf("a step in the same term: %q", ops)
+	}
+	f.st.Term = 3
+	f.v.Update(true)
+	if ops := f.take(); !slices.Equal(ops, []string{"reannounce+delayed 198.18.0.100/24"}) {
+		t.Fatalf("leading in term 3 after term 1: %q, want one reannounce with the delayed burst", ops)
+	}
+	f.v.Update(true)
+	if ops := f.take(); len(ops) != 0 {
+		t.Fatalf("a second step in term 3: %q", ops)
+	}
+	if !strings.Contains(f.h.LogText(), "leading in a new term: announcing the virtual addresses again") {
+		t.Errorf("log %q", f.h.LogText())
+	}
+	// Released and taken again in a later term: the acquisition
+	// announces; no second burst.
+	f.v.Update(false)
+	f.st.Term = 5
+	f.v.Update(true)
+	if ops := f.take(); !slices.Equal(ops, []string{"release 198.18.0.100/24", "acquire 198.18.0.100/24"}) {
+		t.Fatalf("released, then leading in term 5: %q, want a release and an acquire", ops)
 	}
 }
 
