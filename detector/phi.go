@@ -108,6 +108,31 @@ func DefaultPhiConfig(interval time.Duration) PhiConfig {
 	}
 }
 
+// ConfirmedPhiThreshold is the φ of [ConfirmedPhiConfig]: on a quiet
+// network, with the standard deviation at its floor of interval/4, φ
+// reaches 1.64 two standard deviations past the mean (Akka's logistic
+// approximation gives φ = 1.643 at y = 2), half an interval late: the
+// alarm rings 1.5 intervals after the last heartbeat, as the fixed
+// detector's with a timeout of 1.5 intervals.
+const ConfirmedPhiThreshold = 1.64
+
+// ConfirmedPhiConfig returns the configuration for an alarm that is
+// confirmed before anyone acts on it (the election's ConfirmSuspicion
+// asks the peer, and those that heard it, before it suspects): the
+// defaults of [DefaultPhiConfig] with Threshold [ConfirmedPhiThreshold].
+// A false alarm then costs a question, not a failover, so the threshold
+// trades it for detection time: φ = 1.64 is a nominal 2.3 % mistake
+// probability per heartbeat, against 10⁻⁸ for Akka's 8, and on a quiet
+// network it suspects 1.5 intervals after the last heartbeat instead of
+// 2.31. What it learns still rules: with 30 % of the heartbeats lost the
+// inter-arrival times average 1.43 intervals with a standard deviation of
+// 0.78, and it suspects about 3 intervals after the last one.
+func ConfirmedPhiConfig(interval time.Duration) PhiConfig {
+	c := DefaultPhiConfig(interval)
+	c.Threshold = ConfirmedPhiThreshold
+	return c
+}
+
 // Validate reports whether c can be used by [NewPhi]. The error names every
 // invalid field.
 func (c PhiConfig) Validate() error {

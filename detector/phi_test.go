@@ -451,3 +451,42 @@ func TestNewPhiPanicsOnInvalidConfig(t *testing.T) {
 	c.WindowSize = 0
 	NewPhi(c)
 }
+
+// The confirmed alarm's φ rings 1.5 intervals after the last heartbeat on
+// a quiet network, as the fixed detector's default timeout; Akka's
+// threshold 8 rings at 2.31.
+func TestConfirmedPhiAlarmsAfterOneAndAHalfIntervals(t *testing.T) {
+	for _, interval := range []time.Duration{10 * time.Millisecond, 100 * time.Millisecond, time.Second} {
+		for _, tc := range []struct {
+			cfg  PhiConfig
+			want float64
+		}{{ConfirmedPhiConfig(interval), 1.5}, {DefaultPhiConfig(interval), 2.31}} {
+			p := NewPhi(tc.cfg)
+			at := time.Duration(0)
+			for range 300 {
+				p.Observe(at)
+				at += interval
+			}
+			at -= interval
+			s, _ := p.SuspectAt()
+			got := float64(s-at) / float64(interval)
+			if math.Abs(got-tc.want) > 0.01 {
+				t.Errorf("interval %v, threshold %v: suspects %.3f intervals after the last heartbeat, want %.2f", interval, tc.cfg.Threshold, got, tc.want)
+			}
+		}
+	}
+	// Under 30 % loss (every gap of 1, 2 or 3 intervals in the proportions
+	// of the loss) the learned spread puts the alarm near 3 intervals.
+	p := NewPhi(ConfirmedPhiConfig(100 * time.Millisecond))
+	at := time.Duration(0)
+	gaps := []int{1, 1, 2, 1, 1, 1, 3, 1, 2, 1} // mean 1.4, as 1/(1-0.3)
+	for i := range 300 {
+		p.Observe(at)
+		at += time.Duration(gaps[i%len(gaps)]) * 100 * time.Millisecond
+	}
+	s, _ := p.SuspectAt()
+	last := at - time.Duration(gaps[299%len(gaps)])*100*time.Millisecond
+	if got := float64(s-last) / float64(100*time.Millisecond); got < 2.5 || got > 3.5 {
+		t.Errorf("under loss: suspects %.2f intervals after the last heartbeat, want about 3", got)
+	}
+}
