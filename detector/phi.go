@@ -126,7 +126,10 @@ const ConfirmedPhiThreshold = 1.64
 // network it suspects 1.5 intervals after the last heartbeat instead of
 // 2.31. What it learns still rules: with 30 % of the heartbeats lost the
 // inter-arrival times average 1.43 intervals with a standard deviation of
-// 0.78, and it suspects about 3 intervals after the last one.
+// 0.78, and it suspects about 3 intervals after the last one. The answers
+// to the owner's questions are no heartbeats: give them to Alive, not
+// Observe (see [Witnessed]), or their times, which follow the alarm, are
+// learnt as intervals and keep the alarm early.
 func ConfirmedPhiConfig(interval time.Duration) PhiConfig {
 	c := DefaultPhiConfig(interval)
 	c.Threshold = ConfirmedPhiThreshold
