@@ -230,9 +230,23 @@ func newMachine(cfg *Config, p uint16, initialTerm uint64) (election.Machine, er
 	ec := cfg.ElectionConfig()
 	ec.Priority, ec.InitialTerm = p, initialTerm
 	if cfg.Detector == config.DetectorPhi {
-		ec.Detector = detector.NewPhi(detector.DefaultPhiConfig(cfg.Heartbeat))
+		ec.Detector = detector.NewPhi(phiConfig(ec))
 	}
 	return election.New(ec)
+}
+
+// phiConfig is --detector phi's configuration for the election's config
+// ec: threshold 1.64 (detector.ConfirmedPhiConfig, 1.5 heartbeats on a
+// quiet network, as the fixed detector's SuspectAfter) where the alarm is
+// confirmed before anyone elects and nothing else holds the failover
+// back; Akka's 8 (2.31 heartbeats) in quorum mode, whose failover waits
+// for the lease whenever the alarm rings, as the fixed detector keeps
+// three heartbeats there.
+func phiConfig(ec election.Config) detector.PhiConfig {
+	if ec.ConfirmSuspicion && ec.Quorum == 0 {
+		return detector.ConfirmedPhiConfig(ec.HeartbeatInterval)
+	}
+	return detector.DefaultPhiConfig(ec.HeartbeatInterval)
 }
 
 // Config returns the agent's configuration, defaults filled in, as the

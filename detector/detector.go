@@ -29,3 +29,17 @@ type Detector interface {
 	// ok && now >= SuspectAt().
 	Suspect(now time.Duration) bool
 }
+
+// Witnessed is a [Detector] that tells a heartbeat's arrival from other
+// evidence that the peer was alive: an answer to a question its owner
+// asked, or another member's word. Alive records such evidence: the
+// suspicion counts from it as from an arrival, but a detector that learns
+// from the heartbeats' rhythm (Phi) learns nothing from it, since its
+// time is the question's, not the peer's. An owner with such evidence
+// gives it to Alive when its detector is Witnessed, to Observe otherwise.
+type Witnessed interface {
+	Detector
+	// Alive records that the peer was alive at time at. Evidence older
+	// than the latest recorded changes nothing.
+	Alive(at time.Duration)
+}

@@ -31,7 +31,7 @@ type Fixed struct {
 	started bool
 }
 
-var _ Detector = (*Fixed)(nil)
+var _ Witnessed = (*Fixed)(nil)
 
 // NewFixed returns a Fixed detector with no arrival recorded. It panics if
 // cfg.Validate fails: check configuration that comes from users with
@@ -50,6 +50,10 @@ func (f *Fixed) Observe(at time.Duration) {
 	}
 	f.last, f.started = at, true
 }
+
+// Alive implements [Witnessed]: for a fixed timeout, evidence that the
+// peer was alive is as good as its heartbeat.
+func (f *Fixed) Alive(at time.Duration) { f.Observe(at) }
 
 // Reset implements [Detector.Reset].
 func (f *Fixed) Reset() { f.last, f.started = 0, false }

@@ -451,3 +451,105 @@ func TestNewPhiPanicsOnInvalidConfig(t *testing.T) {
 	c.WindowSize = 0
 	NewPhi(c)
 }
+
+// The confirmed alarm's φ rings 1.5 intervals after the last heartbeat on
+// a quiet network, as the fixed detector's default timeout; Akka's
+// threshold 8 rings at 2.31.
+func TestConfirmedPhiAlarmsAfterOneAndAHalfIntervals(t *testing.T) {
+	for _, interval := range []time.Duration{10 * time.Millisecond, 100 * time.Millisecond, time.Second} {
+		for _, tc := range []struct {
+			cfg  PhiConfig
+			want float64
+		}{{ConfirmedPhiConfig(interval), 1.5}, {DefaultPhiConfig(interval), 2.31}} {
+			p := NewPhi(tc.cfg)
+			at := time.Duration(0)
+			for range 300 {
+				p.Observe(at)
+				at += interval
+			}
+			at -= interval
+			s, _ := p.SuspectAt()
+			got := float64(s-at) / float64(interval)
+			if math.Abs(got-tc.want) > 0.01 {
+				t.Errorf("interval %v, threshold %v: suspects %.3f intervals after the last heartbeat, want %.2f", interval, tc.cfg.Threshold, got, tc.want)
+			}
+		}
+	}
+	// Under 30 % loss (every gap of 1, 2 or 3 intervals in the proportions
+	// of the loss) the learned spread puts the alarm near 3 intervals.
+	p := NewPhi(ConfirmedPhiConfig(100 * time.Millisecond))
+	at := time.Duration(0)
+	gaps := []int{1, 1, 2, 1, 1, 1, 3, 1, 2, 1} // mean 1.4, as 1/(1-0.3)
+	for i := range 300 {
+		p.Observe(at)
+		at += time.Duration(gaps[i%len(gaps)]) * 100 * time.Millisecond
+	}
+	s, _ := p.SuspectAt()
+	last := at - time.Duration(gaps[299%len(gaps)])*100*time.Millisecond
+	if got := float64(s-last) / float64(100*time.Millisecond); got < 2.5 || got > 3.5 {
+		t.Errorf("under loss: suspects %.2f intervals after the last heartbeat, want about 3", got)
+	}
+}
+
+// Alive is evidence that the peer lived, not a heartbeat: the suspicion
+// counts from it, the learnt intervals do not change, and the next
+// heartbeat's interval counts from the last heartbeat. Learnt as
+// arrivals, the answers to an owner's own questions (asked when its alarm
+// rang) cut the intervals short, and the alarm rang earlier and earlier.
+func TestPhiAliveIsNoSample(t *testing.T) {
+	iv := 100 * ms
+	steady := func() (*Phi, time.Duration) {
+		p := NewPhi(ConfirmedPhiConfig(iv))
+		at := time.Duration(0)
+		for range 50 {
+			at += iv
+			p.Observe(at)
+		}
+		return p, at
+	}
+	p, last := steady()
+	q, _ := steady() // the same without the answers
+	s0, _ := p.SuspectAt()
+	after := s0 - last // 150ms on a steady network
+	// Twenty answers, 125µs apart, from 160ms after the last heartbeat.
+	for i := range 20 {
+		p.Alive(last + 160*ms + time.Duration(i)*125*time.Microsecond)
+	}
+	alive := last + 160*ms + 19*125*time.Microsecond
+	if s, _ := p.SuspectAt(); s != alive+after {
+		t.Errorf("after the answers: suspects at %v, want the last answer + %v = %v", s, after, alive+after)
+	}
+	if got, want := p.Phi(alive+after/2), q.Phi(last+after/2); got != want {
+		t.Errorf("φ half-way to the alarm after the answers = %v, want %v as half-way after a heartbeat", got, want)
+	}
+	// Older evidence changes nothing.
+	p.Alive(last)
+	if s, _ := p.SuspectAt(); s != alive+after {
+		t.Errorf("after an older Alive: suspects at %v, want %v", s, alive+after)
+	}
+	// The next heartbeat, two intervals after the last one, is one sample
+	// of 200ms, as if no answer had come.
+	p.Observe(last + 2*iv)
+	q.Observe(last + 2*iv)
+	ps, _ := p.SuspectAt()
+	qs, _ := q.SuspectAt()
+	if ps != qs {
+		t.Errorf("the heartbeat after the answers: suspects at %v, want %v as without them", ps, qs)
+	}
+	// Before any arrival Alive starts the clock, as Observe does.
+	r := NewPhi(ConfirmedPhiConfig(iv))
+	r.Alive(5 * ms)
+	if s, ok := r.SuspectAt(); !ok || s != 5*ms+after {
+		t.Errorf("Alive first: SuspectAt = %v, %v; want %v, true", s, ok, 5*ms+after)
+	}
+}
+
+// For the fixed detector evidence is as good as a heartbeat.
+func TestFixedAliveIsObserve(t *testing.T) {
+	f := NewFixed(FixedConfig{Timeout: 150 * ms})
+	f.Observe(100 * ms)
+	f.Alive(160 * ms)
+	if s, _ := f.SuspectAt(); s != 310*ms {
+		t.Errorf("SuspectAt = %v, want 310ms", s)
+	}
+}

@@ -8,11 +8,18 @@ import (
 )
 
 // newPhi is the phi-accrual detector a simulated node uses when Config.Phi
-// is set: the defaults for its heartbeat interval.
+// is set, as the agent makes it for its heartbeat interval: for a
+// confirmed alarm (detector.ConfirmedPhiConfig) when the machine confirms
+// its suspicions outside quorum mode, the defaults otherwise (quorum
+// mode's failover waits for the lease, and its alarm stays late, as the
+// fixed detector's three heartbeats there).
 func newPhi(c election.Config) detector.Detector {
 	hb := c.HeartbeatInterval
 	if hb == 0 {
 		hb = election.DefaultConfig(1).HeartbeatInterval
+	}
+	if c.ConfirmSuspicion && c.Quorum == 0 {
+		return detector.NewPhi(detector.ConfirmedPhiConfig(hb))
 	}
 	return detector.NewPhi(detector.DefaultPhiConfig(hb))
 }

@@ -178,7 +178,7 @@ const (
 // Detector names.
 const (
 	DetectorFixed = "fixed" // suspect SuspectAfter after the last heartbeat
-	DetectorPhi   = "phi"   // phi-accrual, threshold 8
+	DetectorPhi   = "phi"   // phi-accrual, threshold 1.64 (detector.ConfirmedPhiConfig), 8 in quorum mode
 )
 
 // adminScoped is 239.0.0.0/8, the administratively scoped IPv4 multicast
