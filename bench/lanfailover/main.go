@@ -561,9 +561,6 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 	if quorum > 0 {
 		label += " quorum " + strconv.Itoa(quorum)
 	}
-	if o.job {
-		label += " job"
-	}
 	busy0, all0, busyErr := procstat.Machine()
 	procs, lastStart := startAgents(r, o, n, obs, start)
 	if o.logDir != "" {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/lanleader/lanleader/election"
 	"slices"
 	"strings"
 	"testing"
@@ -203,5 +204,20 @@ func TestParseScaleQuorum(t *testing.T) {
 		case c.err == "" && !slices.Equal(o.quorums, []int{0}):
 			t.Errorf("%q: quorums %v, want [0] (the scale rows choose theirs)", c.args, o.quorums)
 		}
+	}
+}
+
+// A row's setting says when its agents ran a job (-job).
+func TestSettingNamesTheJob(t *testing.T) {
+	o, err := parseFlags([]string{"-job", "-mode", "crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.setting(election.AlgorithmBully, 100*time.Millisecond); got != "heartbeat 100ms, job" {
+		t.Errorf("setting %q, want %q", got, "heartbeat 100ms, job")
+	}
+	o.job = false
+	if got := o.setting(election.AlgorithmBully, 100*time.Millisecond); got != "heartbeat 100ms" {
+		t.Errorf("without -job: setting %q, want %q", got, "heartbeat 100ms")
 	}
 }

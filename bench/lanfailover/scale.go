@@ -229,5 +229,8 @@ func (o options) setting(alg string, hb time.Duration) string {
 	if len(o.algorithms) > 1 || alg != election.AlgorithmBully {
 		s = alg + ", " + s
 	}
+	if o.job {
+		s += ", job" // -job: a job runs on the leader
+	}
 	return s
 }
