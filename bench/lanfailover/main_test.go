@@ -3,11 +3,12 @@
 package main
 
 import (
-	"github.com/lanleader/lanleader/election"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/election"
 )
 
 func TestParseQuorum(t *testing.T) {
