@@ -63,6 +63,9 @@ func runLoss(r *runner, o options, stdout, stderr io.Writer) []lossRow {
 		hb := o.heartbeats[0]
 		for _, q := range o.lossQuorums {
 			setting := "heartbeat " + hb.String()
+			if o.realtime {
+				setting += ", realtime"
+			}
 			if q > 0 {
 				setting += fmt.Sprintf(", quorum %d", q)
 			}
@@ -94,6 +97,9 @@ func lossLanleader(r *runner, o options, pct int, hb time.Duration, quorum int, 
 			"--log-format", "json", "--heartbeat", hb.String()}
 		if quorum > 0 {
 			args = append(args, "--quorum", strconv.Itoa(quorum), "--state-file", filepath.Join(dir, hostName(i)+".state"))
+		}
+		if o.realtime {
+			args = append(args, "--realtime")
 		}
 		args = append(args, "--", "sh", "-c", `echo "$LANLEADER_NODE_ID" >> `+starts+`; exec sleep 3600`)
 		n.Start(r, i, args...)

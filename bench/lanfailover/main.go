@@ -176,6 +176,7 @@ type options struct {
 	stateDir      string        // -state-dir: where the state files' directories go ("": the system's)
 	settle        time.Duration // -settle: how long a LAN runs agreed before each kill
 	job           bool          // -job: every agent runs a job (sleep) while it leads
+	realtime      bool          // -realtime: the agents run with --realtime
 }
 
 func main() {
@@ -219,6 +220,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.settle, "settle", 0, "how long the LAN runs agreed before each kill (0: the kill follows the agreement after a random part of a heartbeat); the taking back by the restarted host-K and memberlist's gossip of its return run meanwhile")
 	fs.StringVar(&o.stateDir, "state-dir", "", "with -quorum: where the agents' --state-file go, a directory each setting (default: the system's temporary directory); the hosts of the bed share one disk, where each host of a LAN has its own, and their votes' fsyncs queue on it: a tmpfs (/dev/shm) takes that queue away")
 	fs.BoolVar(&o.job, "job", false, "every agent runs a job while it leads (sleep, which ends at once at its SIGTERM): a crashed leader's NOTICE then waits for its job's end, and so does the next leader in quorum mode")
+	fs.BoolVar(&o.realtime, "realtime", false, "the agents run with --realtime (their event loop SCHED_FIFO): how they fare on a host whose CPUs are busy")
 	fs.StringVar(&o.logDir, "logs", "", "keep every agent's log (each process of each row, the killed ones too) in this directory, one file a process")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
@@ -551,6 +553,9 @@ func measureLanleader(r *runner, o options, alg string, hb time.Duration, quorum
 			"--log-format", "json", "--heartbeat", hb.String(), "--algorithm", alg}
 		if quorum > 0 {
 			args = append(args, "--quorum", strconv.Itoa(quorum), "--state-file", filepath.Join(stateDir, hostName(i)+".state"))
+		}
+		if o.realtime {
+			args = append(args, "--realtime")
 		}
 		if o.job {
 			args = append(args, "--", "sleep", "3600")

@@ -222,3 +222,14 @@ func TestSettingNamesTheJob(t *testing.T) {
 		t.Errorf("without -job: setting %q, want %q", got, "heartbeat 100ms")
 	}
 }
+
+// -realtime: the rows say so.
+func TestSettingNamesRealtime(t *testing.T) {
+	o, err := parseFlags([]string{"-realtime", "-loss", "0"})
+	if err != nil || !o.realtime {
+		t.Fatalf("-realtime: %v, realtime %v", err, o.realtime)
+	}
+	if got := o.setting(election.AlgorithmBully, 10*time.Millisecond); got != "heartbeat 10ms, realtime" {
+		t.Errorf("setting %q, want %q", got, "heartbeat 10ms, realtime")
+	}
+}

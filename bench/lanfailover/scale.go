@@ -232,5 +232,8 @@ func (o options) setting(alg string, hb time.Duration) string {
 	if o.job {
 		s += ", job" // -job: a job runs on the leader
 	}
+	if o.realtime {
+		s += ", realtime"
+	}
 	return s
 }
