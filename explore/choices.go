@@ -7,6 +7,7 @@ import (
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/sim/job"
+	"github.com/lanleader/lanleader/wire"
 )
 
 // The choices at each state: which event comes next (a timer, a message,
@@ -109,6 +110,9 @@ func (e *explorer) choices(s *state) []func(*state) {
 				e.linef("%v held until %v", e.describe(&n.msgs[k]), n.msgs[k].due)
 			})
 		}
+		if s.left.NoticeDup > 0 && m.m.Type == wire.TypeNotice && m.due < m.sent+e.b.NoticeLate {
+			out = append(out, func(n *state) { e.dupNotice(n, k) })
+		}
 		if s.left.Loss > 0 {
 			out = append(out, func(n *state) {
 				n.left.Loss--
@@ -124,7 +128,10 @@ func (e *explorer) choices(s *state) []func(*state) {
 		for i := range s.nodes {
 			n := &s.nodes[i]
 			if n.m != nil && s.left.Crash > 0 && (!e.b.CrashLeader || n.m.Status().State == election.StateLeader) {
-				out = append(out, func(n *state) { n.left.Crash--; e.crash(n, i) })
+				out = append(out, func(n *state) { n.left.Crash--; e.crash(n, i, false) })
+			}
+			if n.m != nil && s.left.Crash > 0 && s.left.Notice > 0 && n.m.Status().State == election.StateLeader {
+				out = append(out, func(n *state) { n.left.Crash--; n.left.Notice--; e.crash(n, i, true) })
 			}
 			if n.m == nil && s.left.Restart > 0 {
 				out = append(out, func(n *state) { n.left.Restart--; e.boot(n, i) })

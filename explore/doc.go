@@ -18,6 +18,9 @@
 //     (Lives.CheckStart). Default mode lets a new leader's job run beside
 //     one whose agent crashed, or that is cut off: that is documented,
 //     and not checked.
+//   - 9 (both modes): a crashed leader's NOTICE goes out only once its
+//     job is dead, and a node that acted on it never starts its job while
+//     that job still runs (job.CheckNotice).
 //
 // A schedule is the default run — every event at its time, in the order
 // it was scheduled: packets delivered at once, timers at their
@@ -27,7 +30,11 @@
 // lost; a node crashed (any node, or only a leader: CrashLeader) or
 // restarted (a new machine, with the last VotedTerm as InitialTerm, as
 // the agent keeps it); a node's link lost for one of LinkFor; a node's
-// process paused for one of PauseFor. The explorer visits every
+// process paused for one of PauseFor; a leader's crash that is its
+// agent's alone (Notice), whose NOTICE goes out to every other node once
+// its job is dead, each copy a packet like the others, and a NOTICE that
+// arrives a second time NoticeLate after it was sent (NoticeDup: after
+// a new term, at nodes of another term). The explorer visits every
 // schedule with at most that many changes of each kind, up to a time
 // horizon, depth-first; a state it has seen before (a hash of every
 // machine's whole internal state, the packets in flight, the timers, the

@@ -26,6 +26,8 @@ type msg struct {
 	sent     time.Duration
 	due      time.Duration
 	seq      uint64
+	// cover: a NOTICE's job (node -1: none, or not a NOTICE).
+	cover cover
 }
 
 // nodeState is one node in a state of the search.
@@ -56,6 +58,11 @@ type nodeState struct {
 	conflict bool
 	// lastFrom: per node_id, the node last heard with it (clones).
 	lastFrom map[election.NodeID]int
+	// notices: the NOTICEs of its crashed leaderships waiting for their
+	// jobs to die; noticed: the jobs whose NOTICE this incarnation acted
+	// on (invariant 9).
+	notices []noticeWait
+	noticed []cover
 }
 
 // held is what a paused node will handle when it wakes: a packet its
@@ -124,6 +131,9 @@ func newExplorer(shape Shape, b Bounds) *explorer {
 	b.PauseFor = slices.Clone(b.PauseFor)
 	if b.Pause > 0 && len(b.PauseFor) == 0 {
 		b.PauseFor = []time.Duration{2 * shape.Timing.WithDefaults().LossWindow()}
+	}
+	if b.NoticeDup > 0 && b.NoticeLate == 0 {
+		b.NoticeLate = 2 * shape.Timing.WithDefaults().LossWindow()
 	}
 	b.LinkFor = slices.Clone(b.LinkFor)
 	if b.LinkDown > 0 && len(b.LinkFor) == 0 {
@@ -279,9 +289,11 @@ func (e *explorer) do(s *state, it item) {
 			}
 		} else {
 			o := &n.orphans[it.k-1]
-			e.jobChanged(s, it.node, o.Since, o.Advance(s.now))
+			since := o.Since
+			e.jobChanged(s, it.node, since, o.Advance(s.now))
 			if !o.Alive() {
 				n.orphans = slices.Delete(n.orphans, it.k-1, it.k)
+				e.noticeJobDied(s, it.node, since)
 			}
 		}
 	case itWait:
@@ -402,6 +414,8 @@ func (e *explorer) hash(s *state) uint64 {
 		h.u64(uint64(m.to))
 		h.u64(uint64(m.sent))
 		h.u64(uint64(m.due))
+		h.u64(uint64(m.cover.node + 1))
+		h.u64(uint64(m.cover.since))
 		mm := m.m
 		mm.Addr = netip.AddrPort{}
 		hashValue(h, &mm)

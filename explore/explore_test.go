@@ -103,9 +103,9 @@ func report(t *testing.T, sh Shape, b Bounds, r Result) {
 	if b.CrashLeader {
 		crash = "a leader"
 	}
-	t.Logf("%s: bounds reorder %d, delay %d (max %v), loss %d, crash %d (%s), restart %d, link down %d %v, pause %d %v, stops %v, horizon %v: %d states, %d distinct, deepest schedule %d events, complete %v, %v",
-		sh.Name, b.Reorder, b.Delay, b.MaxDelay, b.Loss, b.Crash, crash, b.Restart, b.LinkDown, b.LinkFor, b.Pause, b.PauseFor, sh.Stops, b.Horizon,
-		r.States, r.Distinct, r.MaxDepth, r.Complete, r.Elapsed.Round(time.Millisecond))
+	t.Logf("%s: bounds reorder %d, delay %d (max %v), loss %d, crash %d (%s; %d with notice, %d late notice), restart %d, link down %d %v, pause %d %v, stops %v, horizon %v: %d states, %d distinct, deepest schedule %d events, complete %v, %v; %d NOTICE deliveries acted on",
+		sh.Name, b.Reorder, b.Delay, b.MaxDelay, b.Loss, b.Crash, crash, b.Notice, b.NoticeDup, b.Restart, b.LinkDown, b.LinkFor, b.Pause, b.PauseFor, sh.Stops, b.Horizon,
+		r.States, r.Distinct, r.MaxDepth, r.Complete, r.Elapsed.Round(time.Millisecond), r.NoticesActed)
 }
 
 // A clone of a state steps exactly as the state itself, and stepping the
@@ -131,14 +131,15 @@ func TestCloneStepsAsOriginal(t *testing.T) {
 					}
 				}
 			}
-			saw = map[string]bool{"held: n": false, "wakes": false, "job stops in": false, "n2 link down": false, "n2 link up": false, "job dies": false}
+			saw = map[string]bool{"held: n": false, "wakes": false, "job stops in": false, "n2 link down": false, "n2 link up": false, "job dies": false,
+				"n3's notice guard sends NOTICE": false, "acts on the NOTICE": false}
 			for k := 0; k < 500; k++ {
 				e.lines = nil
 				switch k {
 				case 100:
 					e.pause(s, 0, 600*time.Millisecond)
 				case 150:
-					e.crash(s, 2)
+					e.crash(s, 2, true)
 				case 200:
 					e.boot(s, 2)
 				case 250:
@@ -339,6 +340,44 @@ func standbyVoteShape() Shape {
 	return sh
 }
 
+// noticeCrash: a leader's agent crashes (its host alive, so its NOTICE
+// follows its job's death) or its host does, at every instant; the
+// node comes back at every instant after; the NOTICE may arrive a second
+// time, after a new term (NoticeLate: twice the LossWindow), at nodes
+// that follow another leader or the node come back. noticeLoss: the
+// NOTICE's packets, or the others', lost.
+var (
+	noticeCrash = Bounds{Crash: 1, Notice: 1, NoticeDup: 1, Restart: 1, CrashLeader: true, Horizon: 1500 * time.Millisecond}
+	noticeLoss  = Bounds{Crash: 1, Notice: 1, Loss: 1, CrashLeader: true, Horizon: time.Second}
+)
+
+// quickJob gives sh a job that exits at SIGTERM, whose NOTICE goes out
+// at the crash: before the others' detector, so that a NOTICE held or
+// lost, and the others', decide the failover.
+func quickJob(sh Shape) Shape {
+	sh.Job = job.Params{Grace: slowJob.Grace}
+	sh.Name += ", a job that exits at SIGTERM"
+	return sh
+}
+
+// The planted notice bug: a notice guard that sends at the agent's
+// crash, without waiting for the job's guard (UnsafeNoticeEarly). The
+// explorer finds invariant 9 broken, in quorum mode where the NOTICE
+// releases the others' promises too.
+func TestExploreFindsEarlyNotice(t *testing.T) {
+	sh := shape("3 candidates")
+	sh.Stops = stops
+	sh.UnsafeNoticeEarly = true
+	b := bounds(t, Bounds{Crash: 1, Notice: 1, CrashLeader: true, Horizon: 1500 * time.Millisecond})
+	r := Explore(sh, b)
+	sh.Name = "UnsafeNoticeEarly, " + sh.Name
+	report(t, sh, b, r)
+	if !strings.Contains(r.Violation, "invariant 9: n3's NOTICE of term 1 went out while its job") || !strings.Contains(r.Trace, "n3's agent crashes, its host lives") {
+		t.Fatalf("want n3's NOTICE sent while its job runs, after its agent's crash; got %q\n%s", r.Violation, tail(r.Trace, 40))
+	}
+	t.Logf("found: %s", r.Violation)
+}
+
 func TestExploreFixed(t *testing.T) {
 	anyCrash := Bounds{Crash: 1, Restart: 1, Horizon: 1500 * time.Millisecond}
 	withStops := func(s Shape) Shape { s.Stops = stops; return s }
@@ -360,6 +399,10 @@ func TestExploreFixed(t *testing.T) {
 		{defaultShape("3 candidates"), Bounds{Reorder: 1, Delay: 1, Loss: 1, Horizon: time.Second}},
 		{defaultShape("4 candidates"), Bounds{Crash: 1, Restart: 1, Horizon: 2 * time.Second}},
 		{defaultShape("4 candidates"), Bounds{LinkDown: 1, LinkFor: outages, Horizon: 1500 * time.Millisecond}},
+		{withStops(shape("3 candidates")), noticeCrash},
+		{withStops(shape("2 candidates + witness")), noticeCrash},
+		{quickJob(shape("3 candidates")), noticeLoss},
+		{defaultShape("3 candidates"), noticeCrash},
 	} {
 		name := c.sh.Name + ", " + strings.Join(kinds(c.b), "+")
 		t.Run(name, func(t *testing.T) {
@@ -373,6 +416,9 @@ func TestExploreFixed(t *testing.T) {
 			if !r.Complete || r.States < 100 {
 				t.Fatalf("the search stopped after %d states", r.States)
 			}
+			if c.b.Notice > 0 && r.NoticesActed == 0 {
+				t.Fatalf("no NOTICE was acted on in %d states: the search did not exercise the notice", r.States)
+			}
 		})
 	}
 }
@@ -383,7 +429,7 @@ func kinds(b Bounds) []string {
 	for _, k := range []struct {
 		n    int
 		name string
-	}{{b.Reorder, "reorder"}, {b.Delay, "delay"}, {b.Loss, "loss"}, {b.Crash, "crash"}, {b.Restart, "restart"}, {b.LinkDown, "link"}, {b.Pause, "pause"}} {
+	}{{b.Reorder, "reorder"}, {b.Delay, "delay"}, {b.Loss, "loss"}, {b.Crash, "crash"}, {b.Notice, "notice"}, {b.NoticeDup, "late notice"}, {b.Restart, "restart"}, {b.LinkDown, "link"}, {b.Pause, "pause"}} {
 		if k.n > 0 {
 			out = append(out, k.name)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lanleader/lanleader/election"
 	"github.com/lanleader/lanleader/sim/job"
+	"github.com/lanleader/lanleader/wire"
 )
 
 // The faults a schedule chooses: crashes and restarts, pulled cables,
@@ -23,7 +24,7 @@ func (e *explorer) boot(s *state, i int) {
 	if err != nil {
 		panic(fmt.Sprintf("explore: node %d: %v", cfg.ID, err))
 	}
-	n.m, n.gen, n.seq, n.conflict, n.lastFrom = m, n.gen+1, 0, false, nil
+	n.m, n.gen, n.seq, n.conflict, n.lastFrom, n.noticed = m, n.gen+1, 0, false, nil, nil
 	n.paused, n.wake, n.held = false, 0, nil
 	n.timers = [election.NumTimers]timer{}
 	n.drv = job.Driver{Quorum: e.quorum, WaitMax: e.shape.Job.Grace + 2*time.Second}
@@ -44,10 +45,19 @@ func (e *explorer) boot(s *state, i int) {
 }
 
 // crash stops node i: its machine is gone, its job left to the guard.
-func (e *explorer) crash(s *state, i int) {
+// withNotice: only its agent, its host alive: if it led, its NOTICE goes
+// out once its job is dead.
+func (e *explorer) crash(s *state, i int, withNotice bool) {
 	n := &s.nodes[i]
-	e.linef("%v n%d crashes", s.now, e.shape.Nodes[i].ID)
+	nm, notice := wire.Message{}, false
+	if withNotice {
+		nm, notice = e.armNotice(s, i)
+		e.linef("%v n%d's agent crashes, its host lives", s.now, e.shape.Nodes[i].ID)
+	} else {
+		e.linef("%v n%d crashes", s.now, e.shape.Nodes[i].ID)
+	}
 	n.m = nil
+	n.noticed = nil
 	n.paused, n.wake, n.held, n.listen = false, 0, nil, 0
 	j := n.job
 	n.job = job.Job{P: e.shape.Job}
@@ -65,7 +75,19 @@ func (e *explorer) crash(s *state, i int) {
 			if running {
 				e.sigterm(s, i, len(n.orphans)-1)
 			}
+			if notice && !e.shape.UnsafeNoticeEarly {
+				// The notice guard waits for the job's guard.
+				n.notices = append(n.notices, noticeWait{m: nm, since: j.Since})
+				return
+			}
+			if notice {
+				e.sendNotice(s, i, nm, cover{i, j.Since})
+				return
+			}
 		}
+	}
+	if notice {
+		e.sendNotice(s, i, nm, cover{node: -1})
 	}
 }
 

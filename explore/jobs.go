@@ -123,6 +123,7 @@ func (e *explorer) jobChanged(s *state, i int, since time.Duration, ch job.Chang
 		for _, v := range s.lives.CheckStart(cluster{s}, i, id, &n.drv, e.quorum) {
 			e.violate(s, v)
 		}
+		e.checkNoticed(s, i)
 		st := n.m.Status()
 		e.linef("%v n%d job starts (term %d)", s.now, id, st.Term)
 		s.lives.Start(i, id, st.Term, s.now)

@@ -69,6 +69,9 @@ func (e *explorer) receive(s *state, m msg) {
 		n.lastFrom = make(map[election.NodeID]int)
 	}
 	n.lastFrom[m.m.From] = m.from
+	if m.m.Type == wire.TypeNotice {
+		e.noticeHeard(s, m.to, &m)
+	}
 	e.step(s, m.to, election.Event{Kind: election.EvMessage, Msg: m.m})
 }
 
@@ -95,5 +98,5 @@ func (e *explorer) send(s *state, from, to int, m wire.Message) {
 		return // it never reaches the wire, or the wire never reaches it
 	}
 	s.seq++
-	s.msgs = append(s.msgs, msg{from: from, to: to, m: m, sent: s.now, due: s.now, seq: s.seq})
+	s.msgs = append(s.msgs, msg{from: from, to: to, m: m, sent: s.now, due: s.now, seq: s.seq, cover: cover{node: -1}})
 }

@@ -58,6 +58,10 @@ type Shape struct {
 	// started alike share the incarnation). Otherwise a packet with our
 	// node_id that we did not send is a conflict (EvConflict).
 	SelfByIncarnation bool
+	// UnsafeNoticeEarly breaks the notice guard on purpose: it sends a
+	// crashed leader's NOTICE at the crash, without waiting for its job
+	// to die.
+	UnsafeNoticeEarly bool
 }
 
 // Bounds bound the schedules explored: how many choice points of each
@@ -83,6 +87,14 @@ type Bounds struct {
 	PauseFor []time.Duration
 	MaxDelay time.Duration // the longest one-way delay
 	Horizon  time.Duration // the global time at which a schedule ends
+	// Notice: a crash of a leader may be its agent's alone, its host
+	// alive, whose notice guard sends the NOTICE of its term once its job
+	// is dead (each such crash counts against Crash too). NoticeDup: a
+	// NOTICE packet arrives a second time, NoticeLate after it was sent
+	// (default: twice the timing's LossWindow, after a new term).
+	Notice     int
+	NoticeDup  int
+	NoticeLate time.Duration
 	// MaxStates stops the search after this many states (0: no limit);
 	// Result.Complete says whether it was reached.
 	MaxStates int
@@ -96,5 +108,8 @@ type Result struct {
 	Complete  bool
 	Elapsed   time.Duration
 	Violation string // the first invariant broken, "" when none
-	Trace     string // how the schedule that broke it went
+	// NoticesActed counts the NOTICE deliveries that ended the
+	// leadership their receiver followed, over every state explored.
+	NoticesActed int
+	Trace        string // how the schedule that broke it went
 }

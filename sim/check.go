@@ -60,6 +60,10 @@ type Checker struct {
 	// overlaps; JobStarts counts the starts.
 	Jobs      job.Lives
 	JobStarts int
+	// NoticesSent counts the crashed leaders' NOTICEs sent,
+	// NoticesActed the deliveries that ended the leadership their
+	// receiver followed.
+	NoticesSent, NoticesActed int
 
 	leases []lease // quorum mode: the intervals that may still meet another
 	open   []int   // per node: its leadership's index in leases, or -1

@@ -25,10 +25,16 @@
 // SIGTERM, the job grace, SIGKILL, and in quorum mode the guard's kill at
 // the lease's end, which outlives a crashed or paused agent) under the
 // agent's policy, and the Checker checks the one-job-at-a-time promise
-// where it lives, on the jobs' lives (invariants 6 to 8, jobcheck.go).
+// where it lives, on the jobs' lives (invariants 6 to 9, jobcheck.go).
 // Nodes may share a node_id (Config.Clones) and lose their link
 // (LinkDown: the driver takes the node out of the elections). The random
 // schedules draw job parameters and pulled cables.
+//
+// A crash may be an agent's alone, its host alive (CrashWithNotice, a
+// FaultCrash with Notice: half the random schedules' crashes): a leader's
+// notice guard then multicasts the NOTICE of its term once its job is
+// dead, through the network's faults of the moment (notice.go). A host's
+// death (Crash) sends none.
 //
 // Measure counts the messages and packets of one election (bench/msgcount
 // and bench/complexity print them next to the textbooks' counts).

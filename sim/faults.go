@@ -71,13 +71,21 @@ func (s *Sim) inject(i int, ev election.Event) {
 	s.dispatch(&event{at: s.now, kind: evInject, node: i, gen: n.gen, ev: &ev})
 }
 
-// Crash stops node i at once: it loses its memory; the others hear of it
-// from the membership layer after MembershipDelay.
-func (s *Sim) Crash(i int) {
+// Crash stops node i at once, its host with it (no NOTICE): it loses its
+// memory; the others hear of it from the membership layer after
+// MembershipDelay.
+func (s *Sim) Crash(i int) { s.crash(i, false) }
+
+func (s *Sim) crash(i int, withNotice bool) {
 	n := s.nodes[i]
 	if !n.up {
 		return
 	}
+	var p *notice
+	if withNotice {
+		p = s.armNotice(n)
+	}
+	n.noticed = nil
 	n.up, n.paused, n.pending, n.backlog = false, false, nil, 0
 	n.m = nil
 	s.Check.nodeDown(i)
@@ -88,10 +96,24 @@ func (s *Sim) Crash(i int) {
 		if sj.life >= 0 {
 			s.Check.Jobs.All[sj.life].Orphan = true
 		}
+		if p != nil {
+			p.life = sj.life
+		}
 		s.jobChanged(sj, sj.j.Orphaned(s.now))
+		if p != nil && sj.j.Alive() {
+			// The notice guard waits for the job's guard.
+			sj.notice, p = p, nil
+		}
 	}
 	s.version++
-	s.tracef("n%d crash", n.key.ID)
+	if withNotice {
+		s.tracef("n%d's agent crashes, its host lives", n.key.ID)
+	} else {
+		s.tracef("n%d crash", n.key.ID)
+	}
+	if p != nil {
+		s.sendNotice(p)
+	}
 	s.notifyOthers(i, false, s.cfg.MembershipDelay)
 }
 

@@ -23,6 +23,10 @@ import (
 //     displaced job is one that ran when the takeover began.
 //     (A leader lost to a crash, a suspicion or a cut is not waited for:
 //     default mode runs one job per side while it lasts.)
+//  9. Both modes: a crashed leader's NOTICE goes out only once the job of
+//     the incarnation that crashed is dead, and a node that acted on it
+//     (it followed that leader in that term) never starts its job while
+//     that job still runs (job.CheckNotice, notice.go).
 //
 // Every overlap of two jobs is counted (JobOverlaps, with its length),
 // in default mode too, where it is measured but not a violation.
@@ -35,6 +39,7 @@ import (
 func (c *Checker) jobStarted(n *node, term uint64) int {
 	s := c.s
 	c.JobStarts++
+	c.checkNoticed(n)
 	for _, v := range c.Jobs.CheckStart(cluster{s}, n.idx, n.key.ID, &n.drv, s.cfg.Timing.Quorum > 0) {
 		c.violate("%s", v)
 	}

@@ -64,6 +64,10 @@ func (s *Sim) jobChanged(sj *simJob, ch job.Change) {
 		s.tracef("n%d job dies", n.key.ID)
 		s.Check.jobDied(sj.life)
 		sj.life = -1
+		if p := sj.notice; p != nil && !sj.j.Alive() {
+			sj.notice = nil
+			s.sendNotice(p)
+		}
 		if n.job == sj && !n.paused && !ch.Started {
 			// The driver starts it again if it is still wanted (a
 			// paused agent does so at its next step).

@@ -96,6 +96,9 @@ func (s *Sim) deliver(n *node, pkt []byte, pseq uint32, from int) {
 	if s.cfg.Trace != nil {
 		s.tracef("n%d recv %s from n%d term=%d%s", n.key.ID, s.msg.Type, s.msg.From, s.msg.Term, s.msg.AppendBody(nil, "n"))
 	}
+	if s.msg.Type == wire.TypeNotice {
+		s.noticeHeard(n, &s.msg)
+	}
 	s.step(n, election.Event{Kind: election.EvMessage, Msg: s.msg})
 }
 
@@ -119,12 +122,7 @@ func (s *Sim) broadcast(n *node, a *election.Action) {
 			}
 		}
 		if len(mc.copies) > 0 {
-			slices.SortFunc(mc.copies, func(x, y mcopy) int {
-				if x.at != y.at {
-					return cmp.Compare(x.at, y.at)
-				}
-				return cmp.Compare(x.seq, y.seq)
-			})
+			sortCopies(mc.copies)
 			c := mc.copies[0]
 			s.q.push(qitem{at: c.at, seq: c.seq, e: &event{kind: evMulticast, mc: mc}})
 		}
@@ -165,6 +163,13 @@ func (s *Sim) transmit(n *node, j int, m *wire.Message, mc *multicast) {
 			mc.pkt = slices.Clone(s.buf)
 		}
 	}
+	s.carry(n, j, n.seq, mc)
+}
+
+// carry puts the copies of the packet that n sends to node j on the
+// network (none if it is lost or cut, two if duplicated): in s.buf, or
+// as multicast mc's copies with sequence number pseq.
+func (s *Sim) carry(n *node, j int, pseq uint32, mc *multicast) {
 	if s.cut[[2]int{n.idx, j}] || n.linkDown || s.nodes[j].linkDown {
 		s.Stats.Dropped++
 		return
@@ -186,7 +191,7 @@ func (s *Sim) transmit(n *node, j int, m *wire.Message, mc *multicast) {
 		}
 		if mc != nil {
 			s.seq++
-			mc.copies = append(mc.copies, mcopy{at: s.now + d, seq: s.seq, node: j, gen: to.gen, pseq: n.seq})
+			mc.copies = append(mc.copies, mcopy{at: s.now + d, seq: s.seq, node: j, gen: to.gen, pseq: pseq})
 			continue
 		}
 		s.push(&event{at: s.now + d, kind: evDeliver, node: j, gen: to.gen, pkt: slices.Clone(s.buf), from: n.idx})
@@ -201,4 +206,14 @@ func (s *Sim) route(n *node, id election.NodeID) int {
 		return j
 	}
 	return s.index(id)
+}
+
+// sortCopies puts a multicast's copies in the order of their delivery.
+func sortCopies(cs []mcopy) {
+	slices.SortFunc(cs, func(x, y mcopy) int {
+		if x.at != y.at {
+			return cmp.Compare(x.at, y.at)
+		}
+		return cmp.Compare(x.seq, y.seq)
+	})
 }

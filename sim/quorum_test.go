@@ -42,7 +42,7 @@ func quorumSchedules(t *testing.T, alg string, n int, broken bool) (caught uint6
 		first, n = *flagSeed, 1
 	}
 	start := time.Now()
-	var failed, leaderships, pauses int
+	var failed, leaderships, pauses, noticesSent, noticesActed int
 	var worst time.Duration
 	var worstSeed uint64
 	for seed := first; seed < first+uint64(n); seed++ {
@@ -79,10 +79,13 @@ func quorumSchedules(t *testing.T, alg string, n int, broken bool) (caught uint6
 			}
 		}
 		leaderships += res.Leaderships
+		noticesSent += res.NoticesSent
+		noticesActed += res.NoticesActed
 	}
 	if !broken {
-		t.Logf("%s, quorum mode: %d schedules in %v: %d failed; %d leaderships, 0 lease overlaps unless reported; %d pauses longer than the lease; slowest convergence %v after the last fault (seed %d)",
-			alg, n, time.Since(start).Round(time.Millisecond), failed, leaderships, pauses, worst, worstSeed)
+		t.Logf("%s, quorum mode: %d schedules in %v: %d failed; %d leaderships, 0 lease overlaps unless reported; %d pauses longer than the lease; slowest convergence %v after the last fault (seed %d); %d crashed leaders' NOTICEs sent, %d deliveries acted on",
+			alg, n, time.Since(start).Round(time.Millisecond), failed, leaderships, pauses, worst, worstSeed, noticesSent, noticesActed)
+		checkNoticesDrawn(t, n, noticesSent, noticesActed)
 	}
 	return 0
 }

@@ -30,6 +30,9 @@ type Result struct {
 	JobOverlaps   int
 	JobOverlapMax time.Duration
 	JobOverlapSum time.Duration
+	// The crashed leaders' NOTICEs sent, and the deliveries that ended
+	// the leadership their receiver followed.
+	NoticesSent, NoticesActed int
 }
 
 // Failed reports whether the run broke an invariant.
@@ -103,6 +106,7 @@ func Run(sch Schedule, trace io.Writer) Result {
 	res.Violations = s.Check.Violations
 	res.DupTerms = s.Check.DupTerms
 	res.JobStarts, res.JobOverlaps = s.Check.JobStarts, s.Check.Jobs.Overlaps
+	res.NoticesSent, res.NoticesActed = s.Check.NoticesSent, s.Check.NoticesActed
 	res.JobOverlapMax, res.JobOverlapSum = s.Check.Jobs.Max, s.Check.Jobs.Total
 	res.Leaderships = s.Check.Leaderships
 	res.Stats = s.Stats
@@ -122,7 +126,7 @@ func (s *Sim) apply(f Fault, base Net) {
 	}
 	switch f.Kind {
 	case FaultCrash:
-		s.Crash(node)
+		s.crash(node, f.Notice)
 	case FaultRestart:
 		s.Restart(node)
 	case FaultPause:

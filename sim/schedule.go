@@ -15,7 +15,7 @@ type FaultKind uint8
 
 // The faults.
 const (
-	FaultCrash     FaultKind = iota // Node crashes (loses its memory)
+	FaultCrash     FaultKind = iota // Node crashes (loses its memory); with Notice its agent alone, its host lives
 	FaultRestart                    // Node restarts (if down)
 	FaultPause                      // Node pauses for Dur, then resumes with stale state
 	FaultPartition                  // Side is cut from the rest, both ways, for Dur
@@ -44,6 +44,10 @@ type Fault struct {
 	P     float64
 	Delay time.Duration
 	Prio  uint16
+	// Notice (FaultCrash): only the agent dies, its host lives, and the
+	// host's notice guard sends the NOTICE of a leader once its job is
+	// dead; without it the host dies and sends nothing.
+	Notice bool
 }
 
 func (f Fault) String() string {
@@ -51,6 +55,9 @@ func (f Fault) String() string {
 	switch f.Kind {
 	case FaultCrash, FaultRestart, FaultResign, FaultSuspect:
 		s += fmt.Sprintf(" node=%d", f.Node)
+		if f.Notice {
+			s += " with notice"
+		}
 	case FaultPause, FaultLink:
 		s += fmt.Sprintf(" node=%d for %v", f.Node, f.Dur)
 	case FaultPartition, FaultOneWay:
@@ -216,7 +223,20 @@ func Generate(seed uint64) Schedule {
 	}
 	sch.Config.Unicast = r.IntN(4) == 0
 	addJobs(&sch)
+	addNotices(&sch)
 	return sch
+}
+
+// addNotices makes half the crashes of sch, drawn from a stream of their
+// own (so that each seed's cluster and faults stay what they were), an
+// agent's crash on a live host, which a leader's NOTICE follows.
+func addNotices(sch *Schedule) {
+	r := rand.New(rand.NewPCG(sch.Seed, 0x0071ce))
+	for k := range sch.Faults {
+		if f := &sch.Faults[k]; f.Kind == FaultCrash {
+			f.Notice = r.IntN(2) == 0
+		}
+	}
 }
 
 // addJobs gives every node of sch a job, and half the schedules that are

@@ -53,7 +53,7 @@ func randomSchedules(t *testing.T, alg string) {
 		first, n = *flagSeed, 1
 	}
 	start := time.Now()
-	var reliable, dupTerms, failed, overlapRuns int
+	var reliable, dupTerms, failed, overlapRuns, noticesSent, noticesActed int
 	var overlapMax time.Duration
 	var worst time.Duration
 	var worstSeed uint64
@@ -64,6 +64,8 @@ func randomSchedules(t *testing.T, alg string) {
 			reliable++
 		}
 		dupTerms += res.DupTerms
+		noticesSent += res.NoticesSent
+		noticesActed += res.NoticesActed
 		if res.JobOverlaps > 0 {
 			overlapRuns++
 			overlapMax = max(overlapMax, res.JobOverlapMax)
@@ -78,6 +80,16 @@ func randomSchedules(t *testing.T, alg string) {
 			}
 		}
 	}
-	t.Logf("%s: %d schedules (%d reliable) in %v: %d failed; %d same-term leaderships outside reliable schedules; slowest convergence %v after the last fault (seed %d); %d ran two jobs at once (default mode allows it across a cut or a crash), the longest %v",
-		alg, n, reliable, time.Since(start).Round(time.Millisecond), failed, dupTerms, worst, worstSeed, overlapRuns, overlapMax)
+	t.Logf("%s: %d schedules (%d reliable) in %v: %d failed; %d same-term leaderships outside reliable schedules; slowest convergence %v after the last fault (seed %d); %d ran two jobs at once (default mode allows it across a cut or a crash), the longest %v; %d crashed leaders' NOTICEs sent, %d deliveries acted on",
+		alg, n, reliable, time.Since(start).Round(time.Millisecond), failed, dupTerms, worst, worstSeed, overlapRuns, overlapMax, noticesSent, noticesActed)
+	checkNoticesDrawn(t, n, noticesSent, noticesActed)
+}
+
+// checkNoticesDrawn fails a sweep of n schedules (from 200) in which no
+// crashed leader's NOTICE was sent, or none acted on.
+func checkNoticesDrawn(t *testing.T, n, sent, acted int) {
+	t.Helper()
+	if n >= 200 && (sent == 0 || acted == 0) {
+		t.Errorf("%d schedules: %d NOTICEs sent, %d acted on; want the crashes with notice drawn and their notices heard", n, sent, acted)
+	}
 }

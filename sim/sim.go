@@ -40,6 +40,9 @@ type node struct {
 	// lastFrom (Config.Clones): per shared node_id, the node last heard
 	// with it, where unicasts to that id go.
 	lastFrom map[election.NodeID]int
+	// noticed: the lives of the jobs whose NOTICE this incarnation acted
+	// on (invariant 9).
+	noticed []int
 }
 
 // simJob is one node's job, alive across its agent's crash.
@@ -49,6 +52,8 @@ type simJob struct {
 	life int    // its running life in Checker.Jobs, or -1
 	term uint64 // the term of the leadership that wants it
 	seq  uint64 // the generation of its pending evJob
+	// notice: its crashed agent's NOTICE, sent once it is dead.
+	notice *notice
 }
 
 // Sim is a deterministic simulated cluster: N election machines (all of
@@ -67,6 +72,8 @@ type Sim struct {
 	buf   []byte
 	msg   wire.Message
 	view  []election.Key
+	// noticeLives: the job each NOTICE sent covers (invariant 9).
+	noticeLives map[noticeKey]int
 	// events counts the events processed.
 	events int
 	// version grows whenever a node's status, or whether it is up or

@@ -72,3 +72,25 @@ func CheckLinkDown(id election.NodeID, j *Job) string {
 	}
 	return ""
 }
+
+// CheckNotice checks invariant 9 on the job l that a crashed leader's
+// NOTICE (wire.TypeNotice) covers — the job of the incarnation that
+// crashed — at the notice's sending (to 0) and when a node that acted on
+// it (to) starts its own job:
+//
+//  9. Both modes: a NOTICE goes out only once the crashed leader's job
+//     is dead, so a node that elects on it never starts its job while
+//     that job could still run. (The job's guard, the address keeper
+//     and the notice guard ensure it on a real host: the notice guard
+//     sends once every job guard has ended its job.)
+//
+// It returns the violation, "" when none.
+func CheckNotice(l Life, to election.NodeID) string {
+	if !l.Open {
+		return ""
+	}
+	if to == 0 {
+		return fmt.Sprintf("invariant 9: n%d's NOTICE of term %d went out while its job (%v) still runs", l.ID, l.Term, l)
+	}
+	return fmt.Sprintf("invariant 9: n%d acted on n%d's NOTICE of term %d and started its job while that job (%v) still runs", to, l.ID, l.Term, l)
+}

@@ -79,3 +79,20 @@ func TestCheckLinkDown(t *testing.T) {
 		t.Fatalf("a starting job: %q", v)
 	}
 }
+
+// Invariant 9: a NOTICE's job must be dead at its sending and when a node
+// that acted on it starts its own.
+func TestCheckNotice(t *testing.T) {
+	open := Life{Node: 4, ID: 5, Term: 7, Start: time.Second, Open: true, Orphan: true}
+	if v := CheckNotice(open, 0); !strings.Contains(v, "invariant 9: n5's NOTICE of term 7 went out while its job (n5 term 7 [1s, …] orphaned) still runs") {
+		t.Errorf("open job, at the sending: %q", v)
+	}
+	if v := CheckNotice(open, 2); !strings.Contains(v, "invariant 9: n2 acted on n5's NOTICE of term 7 and started its job while that job") {
+		t.Errorf("open job, at n2's start: %q", v)
+	}
+	dead := open
+	dead.Open, dead.End = false, 2*time.Second
+	if v := CheckNotice(dead, 2); v != "" {
+		t.Errorf("dead job: %q, want none", v)
+	}
+}
