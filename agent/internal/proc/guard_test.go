@@ -14,16 +14,7 @@ import (
 // grace, and returns it.
 func startAgent(t *testing.T, grace time.Duration, script string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--", script}, args...)...)
-	cmd.Env = append(os.Environ(), asAgentEnv+"="+grace.String())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	return cmd
+	return startSelf(t, nil, []string{asAgentEnv + "=" + grace.String()}, append([]string{"--", script}, args...)...)
 }
 
 // TestGuardStopsJobWhenAgentDies: when the agent is SIGKILLed, its

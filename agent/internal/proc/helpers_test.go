@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -103,4 +104,24 @@ func pidIn(t *testing.T, file, prefix string) int {
 		return pid > 0, fmt.Sprintf("%q", b)
 	})
 	return pid
+}
+
+// startSelf starts this test binary again, running no test, with args
+// and the variables env added to this process's, its standard error to
+// stderr (nil: none), and kills it when the test ends.
+func startSelf(t *testing.T, stderr *os.File, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd
 }

@@ -148,18 +148,8 @@ func startNotified(t *testing.T, grace time.Duration, out, stamps string, args .
 // which hold it.
 func startNotifiedWith(t *testing.T, stderr *os.File, env []string, grace time.Duration, out, stamps string, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, args...)...)
-	cmd.Env = append(os.Environ(), asNotifiedAgentEnv+"="+grace.String(), noticeOutEnv+"="+out, noticeStampsEnv+"="+stamps)
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	return cmd
+	env = append([]string{asNotifiedAgentEnv + "=" + grace.String(), noticeOutEnv + "=" + out, noticeStampsEnv + "=" + stamps}, env...)
+	return startSelf(t, stderr, env, args...)
 }
 
 // TestNoticeAfterTheJob: when the agent is SIGKILLed, its notice guard

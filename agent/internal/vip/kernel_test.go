@@ -221,16 +221,7 @@ func TestBursts(t *testing.T) {
 	for _, f := range g {
 		at = append(at, f.at.Sub(start).Round(time.Millisecond))
 	}
-	if len(at) != len(want) {
-		t.Fatalf("gratuitous ARPs at %v, want %d at about %v ms", at, len(want), want)
-	}
-	for i, w := range want {
-		w *= time.Millisecond
-		if at[i] < w-10*time.Millisecond || at[i] > w+150*time.Millisecond {
-			t.Errorf("gratuitous ARPs at %v, want about %v ms", at, want)
-			break
-		}
-	}
+	wantTimes(t, "", at, want)
 	holds(t, 1300*time.Millisecond-time.Since(start)+100*time.Millisecond, "silence after Release", func() (bool, string) {
 		n := len(tap.garps(l.macA, addr))
 		return n == len(want), fmt.Sprintf("%d gratuitous ARPs, released at %s", n, released.Sub(start))
@@ -271,14 +262,22 @@ func TestReannounceDelayed(t *testing.T) {
 		for _, f := range tap.garps(l.macA, addr)[n0:] {
 			at = append(at, f.at.Sub(start).Round(time.Millisecond))
 		}
-		if len(at) != len(want) {
-			t.Fatalf("delayed %v: gratuitous ARPs at %v, want %d at about %v ms", delayed, at, len(want), want)
-		}
-		for i, w := range want {
-			if w *= time.Millisecond; at[i] < w-10*time.Millisecond || at[i] > w+150*time.Millisecond {
-				t.Errorf("delayed %v: gratuitous ARPs at %v, want about %v ms", delayed, at, want)
-				break
-			}
+		wantTimes(t, fmt.Sprintf("delayed %v: ", delayed), at, want)
+	}
+}
+
+// wantTimes checks the times of the gratuitous ARPs seen, at, against
+// want, in milliseconds: each no earlier than 10 ms before and no later
+// than 150 ms after (the machine may be busy); what prefixes the error.
+func wantTimes(t *testing.T, what string, at, want []time.Duration) {
+	t.Helper()
+	if len(at) != len(want) {
+		t.Fatalf("%sgratuitous ARPs at %v, want %d at about %v ms", what, at, len(want), want)
+	}
+	for i, w := range want {
+		if w *= time.Millisecond; at[i] < w-10*time.Millisecond || at[i] > w+150*time.Millisecond {
+			t.Errorf("%sgratuitous ARPs at %v, want about %v ms", what, at, want)
+			return
 		}
 	}
 }
