@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The notice guard: a child of the agent (its own executable again, with
@@ -152,8 +154,11 @@ func (n *Notifier) Hold() *os.File {
 	var f *os.File
 	if rc, err := n.hold.SyscallConn(); err == nil {
 		rc.Control(func(fd uintptr) {
-			if d, err := syscall.Dup(int(fd)); err == nil {
-				syscall.CloseOnExec(d)
+			// Close-on-exec from its birth (F_DUPFD_CLOEXEC): a dup
+			// then marked would leak into a child that another
+			// goroutine forks in between (a hook, a check), which would
+			// hold the notice back for as long as it runs.
+			if d, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0); err == nil {
 				f = os.NewFile(uintptr(d), "notice hold")
 			}
 		})
