@@ -113,16 +113,26 @@ func (r *roleLAN) crashLeader(t *testing.T, leader uint64) time.Duration {
 	waitFor(t, fmt.Sprintf("host-%d back, following host-%d", leader, next), quorumHeal, func() (bool, string) {
 		return r.obs.Agree(back, next, r.All()...)
 	})
-	// It follows as soon as it hears a heartbeat, but elects only among
-	// the members its gossip lists: the next trial's crash waits until it
-	// has joined (a crashed agent's notice elects at once, before a
-	// restart's join ends, and a crash in that window is another
-	// scenario: the largest candidate, not yet a member, does not lead).
-	waitFor(t, fmt.Sprintf("host-%d back, a member of every host's list", leader), quorumHeal, func() (bool, string) {
-		for i := range r.roles {
-			if st, _, err := r.obs.Status(i); err != nil || len(st.Members) != len(r.roles)-1 {
-				return false, fmt.Sprintf("host-%d lists %d members (%v), want %d", i+1, len(st.Members), err, len(r.roles)-1)
-			}
+	// It follows as soon as it hears a heartbeat, but neither votes nor
+	// leads until its guard after the start (lease + margin) is over, and
+	// elects only among the members its gossip lists. A crashed agent's
+	// notice elects at once: the next trial's crash waits until the
+	// restarted host has voted in the leader's term and lists every
+	// member; a crash before is another scenario (the largest candidate
+	// stands aside, and with --preempt=false for good).
+	waitFor(t, fmt.Sprintf("host-%d back, voting and listing every member", leader), quorumHeal, func() (bool, string) {
+		lst, _, err := r.obs.Status(int(next - 1))
+		if err != nil {
+			return false, err.Error()
+		}
+		st, _, err := r.obs.Status(int(leader - 1))
+		switch {
+		case err != nil:
+			return false, err.Error()
+		case st.VotedTerm != lst.Term:
+			return false, fmt.Sprintf("host-%d voted in term %d, want host-%d's term %d", leader, st.VotedTerm, next, lst.Term)
+		case len(st.Members) != len(r.roles)-1:
+			return false, fmt.Sprintf("host-%d lists %d members, want %d", leader, len(st.Members), len(r.roles)-1)
 		}
 		return true, ""
 	})
