@@ -2,6 +2,7 @@ package vip
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -77,9 +78,10 @@ func (a Announce) Validate() error {
 	return nil
 }
 
-// link is one interface's announcement sockets, opened at the first
-// announcement on it and kept until Close (or a write fails: then opened
-// again at the next).
+// link is one interface's announcement sockets, opened by the first
+// announcement of a burst and closed once no round is due for a while
+// (Manager.closeSockets), at Close, or when a write fails; opened again
+// by the next announcement.
 type link struct {
 	dev    string
 	arpMAC net.HardwareAddr // the interface's address when arp was opened
@@ -195,12 +197,21 @@ func unsolicitedNA(mac net.HardwareAddr, ip netip.Addr, router bool) *ndp.Neighb
 }
 
 func (l *link) close() {
+	for _, c := range l.detach() {
+		c.Close()
+	}
+}
+
+// detach takes l's open sockets out of it, for the caller to close.
+func (l *link) detach() []io.Closer {
+	var cs []io.Closer
 	if l.arp != nil {
-		l.arp.Close()
+		cs = append(cs, l.arp)
 		l.arp = nil
 	}
 	if l.ndp != nil {
-		l.ndp.Close()
+		cs = append(cs, l.ndp)
 		l.ndp = nil
 	}
+	return cs
 }

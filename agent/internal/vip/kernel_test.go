@@ -82,24 +82,25 @@ func TestAcquireAnnouncesIPv4(t *testing.T) {
 		t.Errorf("States() = %+v, want the VIP up", s)
 	}
 
-	// Taken again (already there): no error, and a new burst on the same socket.
-	m.mu.Lock()
-	sock := m.links[l.devA].arp
-	m.mu.Unlock()
+	// Taken again (already there): no error, and a new burst; a burst
+	// due within the linger finds the socket open.
 	if err := m.Acquire(); err != nil {
 		t.Errorf("Acquire with the address already there: %v", err)
 	}
+	m.mu.Lock()
+	sock := m.links[l.devA].arp
+	m.mu.Unlock()
 	m.Reannounce(false)
-	waitFor(t, 3*time.Second, "two more bursts", func() (bool, string) {
-		n := len(tap.garps(l.macA, addr))
-		return n == 3*an.Repeat, fmt.Sprint(n, " gratuitous ARPs")
-	})
 	m.mu.Lock()
 	again := m.links[l.devA].arp
 	m.mu.Unlock()
 	if again != sock || sock == nil {
 		t.Errorf("the ARP socket was opened again (%p, then %p), want it reused", sock, again)
 	}
+	waitFor(t, 3*time.Second, "two more bursts", func() (bool, string) {
+		n := len(tap.garps(l.macA, addr))
+		return n == 3*an.Repeat, fmt.Sprint(n, " gratuitous ARPs")
+	})
 
 	if err := m.Release(); err != nil {
 		t.Fatal(err)
@@ -263,6 +264,38 @@ func TestReannounceDelayed(t *testing.T) {
 			at = append(at, f.at.Sub(start).Round(time.Millisecond))
 		}
 		wantTimes(t, fmt.Sprintf("delayed %v: ", delayed), at, want)
+	}
+}
+
+// TestSocketsCloseBetweenBursts: the announcement sockets close once no
+// round is due within the linger, and open again for the next burst; a
+// leader holding them for its whole leadership made a killed agent's
+// teardown wait for their release.
+func TestSocketsCloseBetweenBursts(t *testing.T) {
+	t.Parallel()
+	l := newLAN(t)
+	vip := mustParse(t, "198.18.1.100/24,dev="+l.devA)
+	addr := vip.Prefix.Addr()
+	tap := tapARP(t, l.nsB, l.devB)
+	an := Announce{Repeat: 2, Interval: 20 * time.Millisecond, Delay: 500 * time.Millisecond}
+	m := l.newManager(t, Config{Addrs: []Addr{vip}, Announce: an})
+	m.smu.Lock()
+	m.linger = 100 * time.Millisecond
+	m.smu.Unlock()
+	if err := m.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.openSockets(); n != 1 {
+		t.Fatalf("%d sockets open after Acquire's first announcement, want 1", n)
+	}
+	for i, want := range []int{2, 4} {
+		waitFor(t, 3*time.Second, fmt.Sprintf("burst %d sent and its socket closed", i+1), func() (bool, string) {
+			n, open := len(tap.garps(l.macA, addr)), m.openSockets()
+			if n > want {
+				t.Fatalf("%d gratuitous ARPs before the socket of burst %d closed, want %d", n, i+1, want)
+			}
+			return n == want && open == 0, fmt.Sprintf("%d gratuitous ARPs, %d sockets open", n, open)
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package vip
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -59,6 +60,7 @@ type Manager struct {
 	sched []*burst
 
 	skipped   int           // rounds skipped for being late (under smu)
+	linger    time.Duration // the sockets close once no round is due within it
 	wake      chan struct{} // cap 1: sched changed
 	quit      chan struct{}
 	done      chan struct{}
@@ -96,13 +98,14 @@ func New(cfg Config) (*Manager, error) {
 		seen[ip] = true
 	}
 	m := &Manager{
-		cfg:   cfg,
-		log:   cfg.Log,
-		home:  hereHome(),
-		links: make(map[string]*link),
-		wake:  make(chan struct{}, 1),
-		quit:  make(chan struct{}),
-		done:  make(chan struct{}),
+		cfg:    cfg,
+		log:    cfg.Log,
+		home:   hereHome(),
+		links:  make(map[string]*link),
+		linger: socketLinger,
+		wake:   make(chan struct{}, 1),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -360,7 +363,66 @@ func (m *Manager) run() {
 			}
 			m.mu.Unlock()
 		}
+		if m.quiet(time.Now()) {
+			m.closeSockets()
+		}
 	}
+}
+
+// socketLinger is how long the announcement sockets stay open after a
+// round with no other round due: 0, they close after every round (an ARP
+// socket's open and close cost tens of microseconds of the agent's time,
+// off the election's path). They are not kept for the leadership's
+// length: when the agent is killed, the kernel closes its files from the
+// last opened on, and each packet socket's release waits a grace period
+// of the kernel's RCU (8 ms and more on a busy host, measured). Released
+// before the agent's end of the notice guard's pipe, they held the notice
+// back that long, and the whole failover with it. A close made by a
+// round waits that grace period too, in the Manager's goroutine: a kill
+// within it still waits for it (a few milliseconds after each round).
+const socketLinger = 0
+
+// quiet tells whether no round is due within m.linger of now.
+func (m *Manager) quiet(now time.Time) bool {
+	m.smu.Lock()
+	defer m.smu.Unlock()
+	for _, b := range m.sched {
+		if b.next.Sub(now) <= m.linger {
+			return false
+		}
+	}
+	return true
+}
+
+// closeSockets closes the announcement sockets of every link (opened
+// again by the next round), without m.mu held while they close: a close
+// may wait milliseconds (socketLinger), and an Acquire must not.
+func (m *Manager) closeSockets() {
+	m.mu.Lock()
+	var cs []io.Closer
+	for _, l := range m.links {
+		cs = append(cs, l.detach()...)
+	}
+	m.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// openSockets counts the links' open sockets (for tests).
+func (m *Manager) openSockets() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, l := range m.links {
+		if l.arp != nil {
+			n++
+		}
+		if l.ndp != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // lateLimit: a round due longer ago than this is not sent. So late a
