@@ -101,7 +101,7 @@ type Agent struct {
 	// parts are the concerns the loop drives through package part's
 	// interface, in the order they are told of a change.
 	parts    []part.Part
-	rtTid    atomic.Int64 // with Realtime: the event loop's thread, once SCHED_FIFO
+	rt       atomic.Bool  // with Realtime: the agent's threads are SCHED_FIFO
 	metaPush metaPush     // the metadata broadcasts (gossip.go)
 	syncKick chan syncReq // capacity 1: exchange state with this member now
 	vips     *vips.VIPs   // the virtual addresses

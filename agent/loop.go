@@ -80,9 +80,10 @@ type loopState struct {
 func (a *Agent) run() {
 	defer close(a.loopDone)
 	if a.cfg.Realtime {
-		tid := realtime.Enter(a.log) // 0: refused, and logged
-		a.rtTid.Store(int64(tid))
-		defer realtime.Leave(tid, a.log)
+		if realtime.Enter(a.log) { // false: refused, and logged
+			a.rt.Store(true)
+			defer realtime.Leave(a.log)
+		}
 	}
 	l := &a.loop
 	l.timer = time.NewTimer(time.Hour)

@@ -435,10 +435,10 @@ type Config struct {
 	// without carrier), this node takes no part in elections: a leader
 	// hands over as a resign does. Default true.
 	VIPTrackLink bool
-	// Realtime: the event loop's OS thread runs with SCHED_FIFO at
-	// priority 10 (that thread only; its children, the job and the
-	// hooks included, do not inherit it), so that heartbeats go out on
-	// time on a loaded host. Without the permission (CAP_SYS_NICE, or
+	// Realtime: every thread of the agent runs with SCHED_FIFO at
+	// priority 10 (the processes it starts, the job, hooks and checks,
+	// do not inherit it), so that on a loaded host heartbeats go out,
+	// and packets are read, on time. Without the permission (CAP_SYS_NICE, or
 	// RLIMIT_RTPRIO of at least 10: LimitRTPRIO= in the unit) the agent
 	// logs why and runs without. Default false.
 	Realtime bool

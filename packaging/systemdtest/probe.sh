@@ -199,19 +199,20 @@ check_stop() {
 		active=$(show $U ActiveState) result=$(show $U Result)
 }
 
-# realtime: with realtime: true and lanleader-realtime.conf the event
-# loop's thread is SCHED_FIFO, or the agent says why not and runs on.
+# realtime: with realtime: true and lanleader-realtime.conf every thread
+# of the agent is SCHED_FIFO, or the agent says why not and runs on.
 check_realtime() {
 	dropin realtime
 	config 127.0.0.1:7946 "realtime: true"
 	systemctl start $U
 	until_ms 10 logged 'realtime:'
-	local pid fifo=0 t
+	local pid fifo=0 all=0 t
 	pid=$(show $U MainPID)
 	for t in /proc/"$pid"/task/*; do
+		all=$((all + 1))
 		[ "$(awk '$1 == "policy" {print $3}' "$t/sched" 2>/dev/null)" = 1 ] && fifo=$((fifo + 1))
 	done
-	fact realtime active=$(show $U ActiveState) fifo_threads=$fifo rtprio=$(word "$(grep 'Max realtime priority' /proc/"$pid"/limits | awk '{print $4 "/" $5}')") \
+	fact realtime active=$(show $U ActiveState) fifo_threads=$fifo threads=$all rtprio=$(word "$(grep 'Max realtime priority' /proc/"$pid"/limits | awk '{print $4 "/" $5}')") \
 		filter_allows=$(show $U SystemCallFilter | grep -qw sched_setattr && echo yes || echo no) \
 		line=$(word "$(invocation | grep -m1 -o 'realtime: [^"]*')")
 	systemctl stop $U

@@ -128,8 +128,9 @@ var judges = map[string]judge{
 			want(f, "realtime", "active", "active", is("active")),
 			want(f, "realtime", "filter_allows", "yes (lanleader-realtime.conf: SystemCallFilter=sched_setattr)", is("yes")))
 		switch line := f["realtime"]["line"]; {
-		case strings.Contains(line, "runs_with_SCHED_FIFO"):
-			p = append(p, want(f, "realtime", "fifo_threads", "1, the event loop's", is("1"))...)
+		case strings.Contains(line, "run_with_SCHED_FIFO"):
+			all := f["realtime"]["threads"]
+			p = append(p, want(f, "realtime", "fifo_threads", "every thread ("+all+")", func(v string) bool { return v == all && v != "0" })...)
 		case strings.Contains(line, "running_without"):
 			p = append(p, want(f, "realtime", "fifo_threads", "0", is("0"))...)
 		default:

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/internal/realtime"
 )
 
 // Shell is one command for the shell runner: /bin/sh -c Command, with
@@ -62,7 +64,7 @@ func (sh Shell) Run() Result {
 	}
 	cmd.Stdout, cmd.Stderr = outW, outW
 	start := time.Now()
-	err = cmd.Start()
+	err = realtime.Ordinary(cmd.Start) // not the agent's realtime policy
 	outW.Close()
 	if err != nil {
 		outR.Close()

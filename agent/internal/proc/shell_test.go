@@ -2,12 +2,15 @@ package proc
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/internal/realtime"
 )
 
 // TestShellTimeoutKillsGroup: at its timeout the command is killed with
@@ -96,4 +99,33 @@ func TestRunCheck(t *testing.T) {
 	if ok, detail := RunCheck("kill -9 $$", time.Second, nil); ok || detail != "killed by SIGKILL" {
 		t.Errorf("killed check: %v %q", ok, detail)
 	}
+}
+
+// TestJobAndShellNotRealtime: with the agent's threads SCHED_FIFO
+// (realtime.Process), the job (through its guard) and a shell (hooks,
+// checks) run SCHED_OTHER: they start through realtime.Ordinary.
+func TestJobAndShellNotRealtime(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: SCHED_FIFO needs CAP_SYS_NICE")
+	}
+	if err := realtime.Process(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { realtime.Release() })
+	const policy = `grep -E '^policy' /proc/self/sched | tr -d ' '`
+	if got := (Shell{Command: policy, Timeout: 5 * time.Second}).Run().Last; got != "policy:0" {
+		t.Errorf("a shell: %q, want policy:0 (SCHED_OTHER)", got)
+	}
+	out := filepath.Join(t.TempDir(), "policy")
+	h := newHarness(t, Config{Argv: []string{writeScript(t, policy+` > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 1000`), out}, Grace: time.Second})
+	h.sup.Set(Want{Run: true, Gen: 1, Term: 1, Leader: 7})
+	h.next(t, Started, 5*time.Second)
+	waitFor(t, "the job's policy", 5*time.Second, func() (bool, string) {
+		b, _ := os.ReadFile(out)
+		got := strings.TrimSpace(string(b))
+		if got != "" && got != "policy:0" {
+			t.Fatalf("the job: %q, want policy:0 (SCHED_OTHER)", got)
+		}
+		return got == "policy:0", got
+	})
 }

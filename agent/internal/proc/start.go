@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/lanleader/lanleader/agent/internal/realtime"
 )
 
 // start starts a run of the job: its unit (unit.go), or its guard.
@@ -90,7 +92,7 @@ func (s *Supervisor) startGuard(w Want) (*jobProc, error) {
 		cmd.Env = append(cmd.Env, guardHoldEnv+"="+strconv.Itoa(3+len(cmd.ExtraFiles)))
 		cmd.ExtraFiles = append(cmd.ExtraFiles, hold)
 	}
-	err = cmd.Start()
+	err = realtime.Ordinary(cmd.Start) // not the agent's realtime policy
 	closeAll(childEnds)
 	if err != nil {
 		closeAll(ours)
