@@ -91,6 +91,14 @@ func lossLanleader(r *runner, o options, pct int, hb time.Duration, quorum int, 
 	e2e.RequireNFT(r)
 	obs := n.Observe(r, observeEvery)
 	all := make([]int, o.hosts)
+	procs := make([]*e2e.Proc, o.hosts)
+	if o.logDir != "" {
+		setting := fmt.Sprintf("loss-%d-heartbeat-%v-quorum-%d", pct, hb, quorum)
+		if o.realtime {
+			setting += "-realtime"
+		}
+		defer func() { keepLogs(r, filepath.Join(o.logDir, setting), procs) }()
+	}
 	for i := range all {
 		all[i] = i
 		args := []string{"run", "--bind", n.Addr(i), "--name", hostName(i), "--node-id", strconv.Itoa(i + 1),
@@ -102,7 +110,7 @@ func lossLanleader(r *runner, o options, pct int, hb time.Duration, quorum int, 
 			args = append(args, "--realtime")
 		}
 		args = append(args, "--", "sh", "-c", `echo "$LANLEADER_NODE_ID" >> `+starts+`; exec sleep 3600`)
-		n.Start(r, i, args...)
+		procs[i] = n.Start(r, i, args...)
 	}
 	top := o.hosts - 1
 	if why := waitAgree(r, obs, obs.Start, uint64(top+1), all); why != "" {

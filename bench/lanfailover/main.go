@@ -221,7 +221,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.stateDir, "state-dir", "", "with -quorum: where the agents' --state-file go, a directory each setting (default: the system's temporary directory); the hosts of the bed share one disk, where each host of a LAN has its own, and their votes' fsyncs queue on it: a tmpfs (/dev/shm) takes that queue away")
 	fs.BoolVar(&o.job, "job", false, "every agent runs a job while it leads (sleep, which ends at once at its SIGTERM): a crashed leader's NOTICE then waits for its job's end, and so does the next leader in quorum mode")
 	fs.BoolVar(&o.realtime, "realtime", false, "the agents run with --realtime (their event loop SCHED_FIFO): how they fare on a host whose CPUs are busy")
-	fs.StringVar(&o.logDir, "logs", "", "keep every agent's log (each process of each row, the killed ones too) in this directory, one file a process")
+	fs.StringVar(&o.logDir, "logs", "", "keep every agent's log (each process of each row, the killed ones too; with -loss every row's agents) in this directory, one file a process")
 	if err := lists.Parse(fs, args); err != nil {
 		return o, err
 	}
