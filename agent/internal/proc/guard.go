@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lanleader/lanleader/agent/internal/realtime"
 	"github.com/lanleader/lanleader/agent/internal/vip"
 )
 
@@ -80,6 +81,7 @@ func guardMain(argv []string) int {
 	}
 	os.Unsetenv(guardEnv)
 	os.Unsetenv(guardGraceEnv)
+	realtime.Adopt()
 	if len(argv) == 0 {
 		fmt.Fprintln(os.Stderr, "lanleader job guard: no command")
 		return 127
@@ -95,7 +97,7 @@ func guardMain(argv []string) int {
 		// The job runs; the agent still removes the addresses itself.
 		fmt.Fprintf(os.Stderr, "lanleader job guard: %v\n", err)
 	}
-	if lease != nil && MonoNow() >= lease.end {
+	if lease != nil && MonoNow() >= lease.current() {
 		fmt.Fprintln(os.Stderr, "lanleader job guard: the leader's lease ran out before the job started; not starting it")
 		return 125
 	}
@@ -184,7 +186,7 @@ func guardStart(argv []string, sigs chan os.Signal) (done chan struct{}, status 
 	if stoppedBeforeStart(sigs) {
 		return nil, nil, errStoppedBeforeStart
 	}
-	if err := cmd.Start(); err != nil {
+	if err := realtime.Ordinary(cmd.Start); err != nil { // not the agent's realtime policy
 		return nil, nil, err
 	}
 	done, status = make(chan struct{}), new(int)
@@ -206,24 +208,23 @@ func guardStart(argv []string, sigs chan os.Signal) (done chan struct{}, status 
 func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guardLease, grace time.Duration, vips []vip.Addr) int {
 	// Quorum mode: the job dies with the lease (lease.go).
 	var expiry <-chan time.Time
-	var renew chan int64
+	var moved chan struct{}
 	var leaseTimer *time.Timer
 	if lease != nil {
-		renew = lease.renew
-		leaseTimer = time.NewTimer(time.Duration(lease.end - MonoNow()))
+		moved = lease.moved
+		leaseTimer = time.NewTimer(time.Duration(lease.current() - MonoNow()))
 		defer leaseTimer.Stop()
 		expiry = leaseTimer.C
 	}
 	for {
 		select {
-		case end := <-renew:
-			if end > lease.end {
-				lease.end = end
-				leaseTimer.Reset(time.Duration(end - MonoNow()))
-			}
+		case <-moved:
+			leaseTimer.Reset(time.Duration(lease.current() - MonoNow()))
 		case <-expiry:
-			if now := MonoNow(); now < lease.end {
-				leaseTimer.Reset(time.Duration(lease.end - now))
+			// What is in the pipe first: a renewal may have come while
+			// this guard waited for a CPU.
+			if end, now := lease.current(), MonoNow(); now < end {
+				leaseTimer.Reset(time.Duration(end - now))
 				continue
 			}
 			// The lease is over: no grace. The agent's loop stops the
@@ -245,7 +246,7 @@ func guardWait(done chan struct{}, status *int, sigs chan os.Signal, lease *guar
 			syscall.Kill(-pg, syscall.SIGTERM)
 			if lease != nil {
 				// Quorum mode: never past the end of the lease.
-				grace = max(min(grace, time.Duration(lease.end-MonoNow())), 0)
+				grace = max(min(grace, time.Duration(lease.current()-MonoNow())), 0)
 			}
 			t := time.NewTimer(grace)
 			select {

@@ -2,10 +2,10 @@ package proc
 
 import (
 	"encoding/binary"
-	"io"
 	"math"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -83,9 +83,18 @@ func (s *Supervisor) leaseFor(gen uint64) int64 {
 }
 
 // guardLease is the guard's side: the end of the lease and its renewals.
+//
+// The guard's timer and the renewals race: on a busy host the guard may
+// wake after the lease's end with a renewal, sent in time, still in the
+// pipe. So the pipe is read by whoever holds mu, without blocking, and
+// the expiry reads it too before it kills (current): a renewal that is
+// in the pipe is never left unread when the job dies for want of it.
 type guardLease struct {
+	mu    sync.Mutex
+	fd    int // the pipe, non-blocking; -1 once it has ended
 	end   int64
-	renew chan int64
+	part  []byte        // a record read in part
+	moved chan struct{} // cap 1: end moved
 }
 
 // openGuardLease reads the lease the agent gave, if any (nil otherwise).
@@ -99,17 +108,64 @@ func openGuardLease() (*guardLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &guardLease{end: end, renew: make(chan int64, 16)}
-	f := os.NewFile(guardLeaseFD, "lease")
-	go func() {
-		defer f.Close()
-		var b [8]byte
-		for {
-			if _, err := io.ReadFull(f, b[:]); err != nil {
-				return // the agent is gone: the last end stands
-			}
-			g.renew <- int64(binary.BigEndian.Uint64(b[:]))
-		}
-	}()
+	unix.CloseOnExec(guardLeaseFD)
+	if err := unix.SetNonblock(guardLeaseFD, true); err != nil {
+		return nil, err
+	}
+	g := newGuardLease(guardLeaseFD, end)
+	go g.watch()
 	return g, nil
+}
+
+func newGuardLease(fd int, end int64) *guardLease {
+	return &guardLease{fd: fd, end: end, moved: make(chan struct{}, 1)}
+}
+
+// watch reads the renewals as they come, until the agent's end of the
+// pipe closes (the last end stands then).
+func (g *guardLease) watch() {
+	for {
+		g.mu.Lock()
+		fd := g.fd
+		g.mu.Unlock()
+		if fd < 0 {
+			return
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+			return
+		}
+		g.current()
+	}
+}
+
+// current reads every renewal in the pipe and returns the end of the
+// lease.
+func (g *guardLease) current() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var buf [512]byte
+	for g.fd >= 0 {
+		n, err := unix.Read(g.fd, buf[:])
+		if n > 0 {
+			g.part = append(g.part, buf[:n]...)
+			for len(g.part) >= 8 {
+				if end := int64(binary.BigEndian.Uint64(g.part)); end > g.end {
+					g.end = end
+					select {
+					case g.moved <- struct{}{}:
+					default:
+					}
+				}
+				g.part = g.part[8:]
+			}
+			continue
+		}
+		if err == unix.EAGAIN || err == unix.EINTR {
+			break
+		}
+		unix.Close(g.fd) // the agent is gone (n == 0), or the pipe failed
+		g.fd = -1
+	}
+	return g.end
 }

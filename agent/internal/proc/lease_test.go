@@ -1,9 +1,12 @@
 package proc
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestGuardKillsAtLeaseEnd (quorum mode): no job starts without a lease
@@ -65,5 +68,58 @@ func TestGuardLeaseRenewed(t *testing.T) {
 	}
 	if st := h.sup.Status(); st.LastExit != "killed by SIGKILL" || st.Failures != 0 {
 		t.Errorf("status %+v, want killed by SIGKILL, no failure", *st)
+	}
+}
+
+// TestGuardLeaseReadsThePipe: the guard's end of the lease is what the
+// pipe holds when it asks (its expiry asks before it kills), not what a
+// reader that has not run yet has passed on; a record written in two
+// parts counts once whole; the end never moves back; the agent's end
+// closing keeps the last end.
+func TestGuardLeaseReadsThePipe(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	r, w := p[0], p[1]
+	defer func() {
+		if w >= 0 {
+			unix.Close(w)
+		}
+	}()
+	g := newGuardLease(r, 100) // no watch: nothing reads but current
+	put := func(b []byte) {
+		t.Helper()
+		if _, err := unix.Write(w, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := func(end int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(end)) }
+	if got := g.current(); got != 100 {
+		t.Fatalf("nothing written: end %d, want 100", got)
+	}
+	put(rec(200))
+	put(rec(150))
+	if got := g.current(); got != 200 {
+		t.Errorf("after renewals to 200 and 150: end %d, want 200", got)
+	}
+	select {
+	case <-g.moved:
+	default:
+		t.Errorf("the end moved and nothing was told")
+	}
+	r300 := rec(300)
+	put(r300[:3])
+	if got := g.current(); got != 200 {
+		t.Errorf("3 bytes of a record: end %d, want 200", got)
+	}
+	put(r300[3:])
+	if got := g.current(); got != 300 {
+		t.Errorf("the record completed: end %d, want 300", got)
+	}
+	unix.Close(w)
+	w = -1
+	if got := g.current(); got != 300 || g.fd != -1 {
+		t.Errorf("the agent's end closed: end %d, fd %d; want 300 and the pipe closed", got, g.fd)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -102,8 +103,9 @@ func TestRunCheck(t *testing.T) {
 }
 
 // TestJobAndShellNotRealtime: with the agent's threads SCHED_FIFO
-// (realtime.Process), the job (through its guard) and a shell (hooks,
-// checks) run SCHED_OTHER: they start through realtime.Ordinary.
+// (realtime.Process), the job's guard keeps it, but the job and a shell
+// (hooks, checks) run SCHED_OTHER: they start through realtime.Ordinary
+// (the job from its guard, after realtime.Adopt).
 func TestJobAndShellNotRealtime(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("not root: SCHED_FIFO needs CAP_SYS_NICE")
@@ -119,7 +121,16 @@ func TestJobAndShellNotRealtime(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "policy")
 	h := newHarness(t, Config{Argv: []string{writeScript(t, policy+` > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 1000`), out}, Grace: time.Second})
 	h.sup.Set(Want{Run: true, Gen: 1, Term: 1, Leader: 7})
-	h.next(t, Started, 5*time.Second)
+	ev := h.next(t, Started, 5*time.Second)
+	// The guard keeps the realtime policy: it kills the job at the
+	// lease's end on time.
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/sched", ev.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^policy\s*:\s*1$`).Match(b) {
+		t.Errorf("the job's guard (pid %d) is not SCHED_FIFO:\n%s", ev.Pid, b)
+	}
 	waitFor(t, "the job's policy", 5*time.Second, func() (bool, string) {
 		b, _ := os.ReadFile(out)
 		got := strings.TrimSpace(string(b))

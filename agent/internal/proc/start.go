@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-
-	"github.com/lanleader/lanleader/agent/internal/realtime"
 )
 
 // start starts a run of the job: its unit (unit.go), or its guard.
@@ -92,7 +90,10 @@ func (s *Supervisor) startGuard(w Want) (*jobProc, error) {
 		cmd.Env = append(cmd.Env, guardHoldEnv+"="+strconv.Itoa(3+len(cmd.ExtraFiles)))
 		cmd.ExtraFiles = append(cmd.ExtraFiles, hold)
 	}
-	err = realtime.Ordinary(cmd.Start) // not the agent's realtime policy
+	// The guard keeps the agent's policy (with --realtime it kills the
+	// job at the lease's end on time however busy the host); it starts
+	// the job with the ordinary one (guardStart).
+	err = cmd.Start()
 	closeAll(childEnds)
 	if err != nil {
 		closeAll(ours)

@@ -24,7 +24,9 @@ import (
 // interrupt handlers (50) and watchdogs (99).
 const Priority = 10
 
-// The whole process, not one thread: a Go program's goroutines move
+// The whole process, and its guards (the job's, the address keeper, the
+// notice guard: children of the agent that act on its death and on the
+// lease's end, on time), not one thread: a Go program's goroutines move
 // between its threads, and the event loop alone at a realtime priority
 // fired its timers on time while the packets that would have stopped
 // them waited, unread, behind the host's other work on the threads that
@@ -32,7 +34,7 @@ const Priority = 10
 //
 // A new thread takes its policy from the thread that makes it, so once
 // every thread has it, so do the threads Go makes later. Nothing of it
-// reaches a process the agent starts through Ordinary.
+// reaches a process the agent, or a guard, starts through Ordinary.
 
 var (
 	mu sync.Mutex // serialises Process, Ordinary and Release
@@ -115,11 +117,26 @@ func Ordinary(start func() error) error {
 		return fmt.Errorf("realtime: the ordinary policy for a thread that starts a process: %w", err)
 	}
 	err := start()
+	// Back to SCHED_FIFO with the permission that set it before; should
+	// that fail, the thread stays ordinary, which harms nothing.
 	a := fifo
-	if rerr := unix.SchedSetAttr(tid, &a, 0); rerr != nil && err == nil {
-		err = fmt.Errorf("realtime: a thread's policy back after a process start: %w", rerr)
-	}
+	unix.SchedSetAttr(tid, &a, 0)
 	return err
+}
+
+// Adopt, called first by a child of the agent that keeps its policy (the
+// job's guard), takes this process as realtime when its thread runs
+// SCHED_FIFO (inherited from the agent's thread that started it; so are
+// the threads Go makes), so that Ordinary gives the processes it starts,
+// the job, the ordinary policy.
+func Adopt() {
+	attr, err := unix.SchedGetAttr(0, 0)
+	if err != nil || attr.Policy != unix.SCHED_FIFO {
+		return
+	}
+	mu.Lock()
+	on = true
+	mu.Unlock()
 }
 
 // Lock is Process, for the tests of the refusal: it returns the calling
