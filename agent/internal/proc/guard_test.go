@@ -89,3 +89,35 @@ func TestGuardStoppedBeforeStart(t *testing.T) {
 		}
 	}
 }
+
+// TestStatFields: the state and the process group of /proc/PID/stat,
+// whatever the command's name holds.
+func TestStatFields(t *testing.T) {
+	for _, c := range []struct {
+		stat  string
+		state byte
+		pgrp  int
+		ok    bool
+	}{
+		{"42 (sleep) S 1 42 42 0 -1 4194560 95 0 0 0", 'S', 42, true},
+		{"7 (a b) (c) Z 1 9 9 0", 'Z', 9, true},
+		{"7 (x)) R 3 11 11", 'R', 11, true},
+		{"7 (x) R 3", 0, 0, false},
+		{"7 (x", 0, 0, false},
+		{"7 (x) R 3 y 1", 0, 0, false},
+	} {
+		state, pgrp, ok := statFields([]byte(c.stat))
+		if state != c.state || pgrp != c.pgrp || ok != c.ok {
+			t.Errorf("%q: %c %d %v, want %c %d %v", c.stat, state, pgrp, ok, c.state, c.pgrp, c.ok)
+		}
+	}
+	// This process, read for real: its group is its own pgrp.
+	got := -1
+	if !scanGroup(syscall.Getpgrp(), func(pid int) {
+		if pid == os.Getpid() {
+			got = pid
+		}
+	}) || got != os.Getpid() {
+		t.Errorf("scanGroup(%d) did not list this process (%d)", syscall.Getpgrp(), os.Getpid())
+	}
+}

@@ -441,15 +441,18 @@ func guardHold() {
 		return
 	}
 	syscall.CloseOnExec(fd)
-	holding = true
+	holding, holdFD = true, fd
 }
+
+// holdFD is the hold pipe a holding guard keeps.
+var holdFD = -1
 
 // endGroup kills the job's process group pg. A guard that holds the hold
 // pipe kills every other process of it and returns only once none is
-// left (a zombie does not count), however long that takes: its exit is
-// the notice guard's word that no job runs. Otherwise it SIGKILLs the
-// whole group, itself included, at once; so does a guard that cannot
-// read /proc.
+// left (a zombie does not count), however long that takes, closing the
+// pipe then: that is the notice guard's word that no job runs. Otherwise
+// it SIGKILLs the whole group, itself included, at once; so does a guard
+// that cannot read /proc.
 func endGroup(pg int) {
 	self := os.Getpid()
 	wait := time.Millisecond
@@ -460,6 +463,10 @@ func endGroup(pg int) {
 			return
 		}
 		if len(others) == 0 {
+			// The notice may go: this guard's own exit would say so
+			// too, a millisecond later.
+			syscall.Close(holdFD)
+			holdFD = -1
 			return
 		}
 		for _, pid := range others {
