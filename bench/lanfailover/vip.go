@@ -36,7 +36,10 @@ import (
 //     answering: a SIGKILLed keepalived leaves its address on its host);
 //   - old answers: answers from host-K received after t0;
 //   - interleaved: trials in which host-K answered again after
-//     host-(K−1)'s first answer (and before host-K came back).
+//     host-(K−1)'s first answer (and before host-K came back);
+//   - after election (lanleader): from host-(K−1)'s "became leader" log
+//     stamp to that first answer: what the address adds to the failover
+//     of the same trial.
 //
 // lanleader rows run `lanleader run ... --vip 198.18.0.100/24` (e2e.VIP)
 // with each -heartbeat (100ms is the default); modes crash (SIGKILL),
@@ -67,6 +70,7 @@ type vipRow struct {
 	Interleaved           int
 	TwoMasters            int             // keepalived: trials in which another backup also claimed the master role
 	Adverts               []time.Duration // keepalived: gaps between the master's adverts, on the bridge
+	AfterLeader           []time.Duration // lanleader: from the new holder's election (its log) to the client's first answer from it
 	Skipped               string
 	Failures              []string
 }
@@ -144,6 +148,18 @@ type vipTrial struct {
 	outage, silence time.Duration
 	old             int
 	interleaved     bool
+	// afterLeader: from the new holder's "became leader" log stamp to
+	// the client's first answer from it (lanleader; ok false without)
+	afterLeader time.Duration
+	afterOK     bool
+}
+
+// afterElection notes in v how long after the new holder's election (its
+// log's "became leader" after t0) the client first heard it.
+func (v *vipTrial) afterElection(log string, t0 time.Time) {
+	if at, ok := logStamp(log, "became leader", t0); ok {
+		v.afterLeader, v.afterOK = t0.Add(v.outage).Sub(at), true
+	}
 }
 
 // vipWaitNew waits until the client has an answer from host next received
@@ -182,6 +198,9 @@ func (row *vipRow) add(v vipTrial) {
 	row.OldAnswers = append(row.OldAnswers, time.Duration(v.old))
 	if v.interleaved {
 		row.Interleaved++
+	}
+	if v.afterOK {
+		row.AfterLeader = append(row.AfterLeader, v.afterLeader)
 	}
 }
 
@@ -281,6 +300,7 @@ func vipLanleader(r *runner, o options, hb time.Duration, mode string, rng *rand
 			// answers what the client sent it while frozen, and its agent
 			// takes the address back; the next trial waits for that.
 			v := vipFigures(cl.AnswersSince(t0), t0, outage, top, time.Now())
+			v.afterElection(procs[next].Log(), t0)
 			row.add(v)
 			r.Logf("lanleader VIP heartbeat %v %s %s: outage %v, silence %v, %d old answers, interleaved %v", hb, mode, what,
 				v.outage, v.silence, v.old, v.interleaved)
@@ -299,6 +319,7 @@ func vipLanleader(r *runner, o options, hb time.Duration, mode string, rng *rand
 			until = time.Now()
 		}
 		v := vipFigures(cl.AnswersSince(t0), t0, outage, top, until)
+		v.afterElection(procs[next].Log(), t0)
 		row.add(v)
 		r.Logf("lanleader VIP heartbeat %v %s %s: outage %v, silence %v, %d old answers, interleaved %v", hb, mode, what,
 			v.outage, v.silence, v.old, v.interleaved)
@@ -384,6 +405,7 @@ func vipKeepalived(r *runner, o options, advert time.Duration, mode string, rng 
 		if mode == "freeze" {
 			// The figures before the thaw (see vipLanleader).
 			v := vipFigures(cl.AnswersSince(t0), t0, outage, top, time.Now())
+			v.afterElection(procs[next].Log(), t0)
 			row.add(v)
 			row.Adverts = append(row.Adverts, advertGaps(capt.since(f.all), next, time.Now())...)
 			r.Logf("keepalived VIP advert_int %v %s %s: outage %v, silence %v, %d old answers, interleaved %v%s", advert, mode, what,
@@ -447,7 +469,7 @@ func vipWaitOnly(r *runner, n *e2e.Net, i, keep int, what string) {
 func printVIPTable(w io.Writer, o options, rows []vipRow) {
 	fmt.Fprintf(w, "# VIP: the client host asks the virtual address every 1 ms; host-%d holds it, host-%d takes over\n", o.hosts, o.hosts-1)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\tsetting\tmode\tn\toutage median\tp90\tp99\tmax\tsilence median\tmax\told answers median\tmax\tinterleaved\ttwo masters\tadvert gap median\t")
+	fmt.Fprintln(tw, "system\tsetting\tmode\tn\toutage median\tp90\tp99\tmax\tsilence median\tmax\told answers median\tmax\tinterleaved\ttwo masters\tadvert gap median\tafter election median\tmax\t")
 	var skipped []string
 	for _, row := range rows {
 		if row.Skipped != "" {
@@ -456,19 +478,22 @@ func printVIPTable(w io.Writer, o options, rows []vipRow) {
 		}
 		f := stats.Summarize(row.Outage)
 		if f.N == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t0\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", row.System, row.Setting, row.Mode)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t0\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t\n", row.System, row.Setting, row.Mode)
 			continue
 		}
 		s, old := stats.Summarize(row.Silence), stats.Summarize(row.OldAnswers)
-		adv, two := "-", "-"
+		adv, two, afterMed, afterMax := "-", "-", "-", "-"
 		if a := stats.Summarize(row.Adverts); a.N > 0 {
 			adv = ms(a.Median)
+		}
+		if a := stats.Summarize(row.AfterLeader); a.N > 0 {
+			afterMed, afterMax = ms(a.Median), ms(a.Max)
 		}
 		if row.System == "keepalived" {
 			two = strconv.Itoa(row.TwoMasters)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", row.System, row.Setting, row.Mode, f.N,
-			ms(f.Median), ms(f.P90), ms(f.P99), ms(f.Max), ms(s.Median), ms(s.Max), int64(old.Median), int64(old.Max), row.Interleaved, two, adv)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t\n", row.System, row.Setting, row.Mode, f.N,
+			ms(f.Median), ms(f.P90), ms(f.P99), ms(f.Max), ms(s.Median), ms(s.Max), int64(old.Median), int64(old.Max), row.Interleaved, two, adv, afterMed, afterMax)
 	}
 	tw.Flush()
 	for _, l := range skipped {
@@ -480,7 +505,8 @@ func printVIPTable(w io.Writer, o options, rows []vipRow) {
 	fmt.Fprintln(w, "# answer from the new holder; silence: the longest time in it that the client heard nobody; old answers:")
 	fmt.Fprintln(w, "# answers from the old holder after the kill; interleaved: trials in which the old holder answered again")
 	fmt.Fprintln(w, "# after the new holder's first answer; two masters: keepalived trials in which another backup also claimed")
-	fmt.Fprintln(w, "# the master role; advert gap: the master's adverts as seen on the bridge (ms), before the kill and after")
+	fmt.Fprintln(w, "# the master role; advert gap: the master's adverts as seen on the bridge (ms), before the kill and after;")
+	fmt.Fprintln(w, "# after election (lanleader): from the new holder's \"became leader\" log stamp to the client's first answer from it")
 	fmt.Fprintf(w, "# lanleader: --vip %s; resign rows run every agent with --preempt-delay %v (host-%d takes the address back\n", e2e.VIPPrefix, vipPreemptDelay, o.hosts)
 	fmt.Fprintf(w, "# after it); keepalived: virtual_ipaddress %s/24, VRRPv3 below 1 s\n", kaVIP)
 }

@@ -111,15 +111,20 @@ func TestPrintVIPTable(t *testing.T) {
 			Outage: msList(3000, 3100, 3200), Silence: msList(1, 2, 3), OldAnswers: []time.Duration{40, 50, 60}, Interleaved: 1, TwoMasters: 2,
 			Adverts: msList(1000, 1000, 1001)},
 		{System: "keepalived", Setting: "advert_int 10ms (VRRPv3)", Mode: "graceful"}, // failed: no samples
+		{System: "lanleader", Setting: "heartbeat 10ms", Mode: "freeze",
+			Outage: msList(20, 30, 40), Silence: msList(20, 30, 40), OldAnswers: []time.Duration{0, 0, 1}, AfterLeader: msList(1, 3, 2)},
 	})
 	out := b.String()
 	if !strings.Contains(out, "# skipped: lanleader, heartbeat 100ms, crash: lanleader has no --vip\n") {
 		t.Errorf("no skipped lanleader row in:\n%s", out)
 	}
-	if !hasLine(out, "keepalived", "advert_int", "1s", "(VRRPv2)", "crash", "3", "3100.0", "3200.0", "3200.0", "3200.0", "2.0", "3.0", "50", "60", "1", "2", "1000.0") {
+	if !hasLine(out, "keepalived", "advert_int", "1s", "(VRRPv2)", "crash", "3", "3100.0", "3200.0", "3200.0", "3200.0", "2.0", "3.0", "50", "60", "1", "2", "1000.0", "-", "-") {
 		t.Errorf("no keepalived crash line in:\n%s", out)
 	}
-	if !hasLine(out, "keepalived", "advert_int", "10ms", "(VRRPv3)", "graceful", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-") {
+	if !hasLine(out, "keepalived", "advert_int", "10ms", "(VRRPv3)", "graceful", "0", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-") {
 		t.Errorf("no empty line for the failed row in:\n%s", out)
+	}
+	if !hasLine(out, "lanleader", "heartbeat", "10ms", "freeze", "3", "30.0", "40.0", "40.0", "40.0", "30.0", "40.0", "0", "1", "0", "-", "-", "2.0", "3.0") {
+		t.Errorf("no lanleader freeze line with the times after the election in:\n%s", out)
 	}
 }
