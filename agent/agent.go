@@ -125,6 +125,9 @@ type seams struct {
 	// conflictMemory replaces the constant of that name in tests that
 	// watch a conflict outlive it (0: the constant).
 	conflictMemory time.Duration
+	// saveVote replaces the state file's write of the voted term (tests
+	// that watch when it comes); nil: statefile.Save.
+	saveVote func(a *Agent, path string, term uint64) error
 }
 
 // New checks cfg and returns an agent that has opened nothing yet. It

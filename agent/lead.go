@@ -227,6 +227,23 @@ func (a *Agent) onSynced(name string) {
 // an error: it may be some other file, and guessing would be unsafe.
 func LoadVotedTerm(path string) (uint64, error) { return statefile.Load(path) }
 
+// ownClaim reports whether the step just taken raised the voted term for
+// this node's own claim, and no more: no vote given to another, no lease
+// held. Its actions may then go out before the vote is kept (step): this
+// vote counts only here, and only once kept, since the loop handles no
+// acknowledgement before saveVote returns. Should the host die in
+// between, a node that claimed a term it never led may vote in it again
+// after its restart; no leader counted its claim (as a node that crashed
+// before it claimed). A vote for another must be kept before it goes out,
+// as must the claim of a step that already leads (a majority of one).
+func (a *Agent) ownClaim() bool {
+	if a.cfg.Quorum == 0 || a.cfg.StateFile == "" {
+		return false
+	}
+	st := a.machine.Status()
+	return st.VotedTerm > a.loop.savedTerm && st.VotedFor == st.Self.ID && st.LeaseUntil == 0
+}
+
 // saveVote keeps the machine's voted term on stable storage when a step
 // raised it, before the step's actions are carried out. It reports
 // whether they may be: when the term cannot be written the vote must not
@@ -240,7 +257,11 @@ func (a *Agent) saveVote() bool {
 	if t <= l.savedTerm {
 		return true
 	}
-	if err := statefile.Save(a.cfg.StateFile, t); err != nil {
+	save := statefile.Save
+	if a.seams.saveVote != nil {
+		save = func(path string, term uint64) error { return a.seams.saveVote(a, path, term) }
+	}
+	if err := save(a.cfg.StateFile, t); err != nil {
 		a.log.Error("cannot keep the voted term: stopping, since a vote that a restart forgets could give one term to two leaders",
 			"state_file", a.cfg.StateFile, "voted_term", t, "err", err)
 		a.fail(fmt.Errorf("state-file %s: %w", a.cfg.StateFile, err))

@@ -141,6 +141,19 @@ func (a *Agent) step(at time.Duration, ev election.Event) {
 		return
 	}
 	acts := a.machine.Step(at, ev)
+	if a.ownClaim() {
+		// The claim goes out first, and the other hosts' votes are
+		// written to their disks while this one's is: the loop handles
+		// no answer before its own vote is kept (or it has stopped).
+		for _, act := range acts {
+			a.do(act)
+		}
+		if !a.saveVote() {
+			return
+		}
+		a.afterStep()
+		return
+	}
 	if !a.saveVote() {
 		return
 	}

@@ -281,7 +281,7 @@ func (c *core) leaseStatus(st *Status) {
 	if !c.q.on() {
 		return
 	}
-	st.VotedTerm = c.q.votedTerm
+	st.VotedTerm, st.VotedFor = c.q.votedTerm, c.q.votedFor
 	switch {
 	case c.state == StateLeader && c.q.confirmed:
 		st.Term, st.LeaseUntil = c.q.leaseTerm, c.q.leaseEnd

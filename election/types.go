@@ -194,4 +194,7 @@ type Status struct {
 	// the actions of the Step that raised it, and passes it back as
 	// Config.InitialTerm when the node starts again.
 	VotedTerm uint64
+	// VotedFor (quorum mode): whom that vote went to; Self.ID for this
+	// node's own claim.
+	VotedFor NodeID
 }
