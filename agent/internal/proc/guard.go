@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,7 +22,9 @@ import (
 // The kernel sends the guard guardDeathSignal when the agent dies, by any
 // means, SIGKILL included (PR_SET_PDEATHSIG): the guard then stops the
 // whole group as the agent would have (SIGTERM, then SIGKILL after the
-// grace period). A parent-death signal set on the job itself would reach
+// grace period). The end of the guard's life pipe (its input) comes
+// first, before the dead agent's sockets are released (top.go); the
+// guard then raises the death signal itself. A parent-death signal set on the job itself would reach
 // only its first process, and could not be caught to give it a grace
 // period.
 //
@@ -31,6 +34,9 @@ import (
 const (
 	guardEnv      = "LANLEADER_JOB_GUARD"       // "1": this process is a job guard
 	guardGraceEnv = "LANLEADER_JOB_GUARD_GRACE" // the grace period, a Go duration
+	// guardLifeEnv "1": the guard's input is the life pipe, whose only
+	// write end the agent holds; its end of file is the agent's death.
+	guardLifeEnv = "LANLEADER_JOB_GUARD_LIFE"
 	// guardDeathSignal is what the kernel sends the guard when the agent
 	// dies. Not SIGTERM: that one the agent sends to the whole group to
 	// stop the job, and the guard must tell the two apart.
@@ -108,6 +114,7 @@ func guardMain(argv []string) int {
 	// then drops the job's output instead of dying of it (caught, not
 	// ignored: an ignored signal would stay ignored in the job).
 	signal.Notify(sigs, guardDeathSignal, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	watchLife()
 	done, status, err := guardStart(argv, sigs)
 	if errors.Is(err, errStoppedBeforeStart) {
 		fmt.Fprintln(os.Stderr, "lanleader job guard: told to stop before the job started; not starting it")
@@ -125,6 +132,23 @@ func guardMain(argv []string) int {
 		sigs <- guardDeathSignal
 	}
 	return guardWait(done, status, sigs, lease, grace, vips)
+}
+
+// watchLife raises the death signal at the end of the life pipe, when
+// the agent gave one (guardLifeEnv): the agent is gone. Its signal
+// handler must be in place (signal.Notify): the signal's default would
+// end the guard.
+func watchLife() {
+	given := os.Getenv(guardLifeEnv) == "1"
+	os.Unsetenv(guardLifeEnv)
+	if !given {
+		return
+	}
+	syscall.CloseOnExec(0)
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		syscall.Kill(os.Getpid(), guardDeathSignal)
+	}()
 }
 
 // errStoppedBeforeStart: the agent stopped the job (or died) before the

@@ -42,7 +42,7 @@ const (
 // Keeper is the running address keeper of an agent.
 type Keeper struct {
 	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	stdin *os.File // its input's write end, at the top (top.go)
 	done  chan struct{}
 }
 
@@ -71,15 +71,24 @@ func StartKeeper(addrs []vip.Addr, hold *os.File) (*Keeper, error) {
 		cmd.ExtraFiles = []*os.File{hold} // keeperHoldFD
 		cmd.Env = append(cmd.Env, keeperHoldEnv+"=1")
 	}
-	stdin, err := cmd.StdinPipe()
+	// Its input: the agent's end goes first when the agent dies
+	// (top.go), and its end of file is the keeper's first news of it.
+	in, err := openPipes(1)
 	if err != nil {
 		return nil, err
 	}
+	cmd.Stdin = in[0].r
+	stdin := toTop(in[0].w)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		in[0].r.Close()
+		stdin.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	in[0].r.Close()
+	if err != nil {
+		stdin.Close()
 		return nil, fmt.Errorf("proc: the address keeper: %w", err)
 	}
 	k := &Keeper{cmd: cmd, stdin: stdin, done: make(chan struct{})}

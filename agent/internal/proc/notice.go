@@ -13,8 +13,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The notice guard: a child of the agent (its own executable again, with
@@ -132,7 +130,8 @@ func StartNotifier(from netip.AddrPort, iface string) (*Notifier, error) {
 		ps[1].w.Close()
 		return nil, fmt.Errorf("proc: the notice guard: %w", err)
 	}
-	n := &Notifier{cmd: cmd, hold: ps[1].w, ctl: ps[0].w, done: make(chan struct{}), kick: make(chan struct{}, 1),
+	// The agent's ends go first when it dies (top.go).
+	n := &Notifier{cmd: cmd, hold: toTop(ps[1].w), ctl: toTop(ps[0].w), done: make(chan struct{}), kick: make(chan struct{}, 1),
 		wrote: make(chan struct{})}
 	n.synced = sync.NewCond(&n.mu)
 	go func() { cmd.Wait(); close(n.done) }()
@@ -157,8 +156,10 @@ func (n *Notifier) Hold() *os.File {
 			// Close-on-exec from its birth (F_DUPFD_CLOEXEC): a dup
 			// then marked would leak into a child that another
 			// goroutine forks in between (a hook, a check), which would
-			// hold the notice back for as long as it runs.
-			if d, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0); err == nil {
+			// hold the notice back for as long as it runs. At the top
+			// of the table: the supervisor keeps its copy for the
+			// agent's life (top.go).
+			if d, err := dupTop(fd); err == nil {
 				f = os.NewFile(uintptr(d), "notice hold")
 			}
 		})

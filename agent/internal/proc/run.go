@@ -230,7 +230,7 @@ func (s *Supervisor) onExit(r *runState) {
 }
 
 // reap clears away an exited process: what is left of its group, its
-// output, its lease pipe.
+// output, its lease and life pipes.
 func (s *Supervisor) reap(p *jobProc) {
 	s.sweep(p)
 	waitOutput(&p.output, p.readers...)
@@ -240,6 +240,7 @@ func (s *Supervisor) reap(p *jobProc) {
 	s.cur = nil
 	s.mu.Unlock()
 	p.leaseW.Close()
+	p.life.Close()
 }
 
 // failed counts an exit on its own: a restart after the backoff, or a

@@ -62,7 +62,7 @@ func (s *Supervisor) startGuard(w Want) (*jobProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot find this program to guard the job: %w", err)
 	}
-	n := 2 // stdout, stderr
+	n := 3 // stdout, stderr, life
 	if s.cfg.Quorum {
 		n++ // the lease
 	}
@@ -72,15 +72,21 @@ func (s *Supervisor) startGuard(w Want) (*jobProc, error) {
 	}
 	cmd := s.guardCommand(self, w)
 	cmd.Stdout, cmd.Stderr = ps[0].w, ps[1].w
-	childEnds, ours := []*os.File{ps[0].w, ps[1].w}, []*os.File{ps[0].r, ps[1].r}
+	// The life pipe, on the guard's input: the agent's end goes first
+	// when the agent dies (top.go), and the guard takes its end of file
+	// for the death signal, which comes later.
+	life := toTop(ps[2].w)
+	cmd.Stdin = ps[2].r
+	cmd.Env = append(cmd.Env, guardLifeEnv+"=1")
+	childEnds, ours := []*os.File{ps[0].w, ps[1].w, ps[2].r}, []*os.File{ps[0].r, ps[1].r, life}
 	var leaseW *os.File
 	var lease int64
 	if s.cfg.Quorum {
-		cmd.ExtraFiles = []*os.File{ps[2].r} // guardLeaseFD
+		cmd.ExtraFiles = []*os.File{ps[3].r} // guardLeaseFD
 		lease = s.leaseFor(w.Gen)
 		cmd.Env = append(cmd.Env, guardLeaseEnv+"="+strconv.FormatInt(lease, 10))
-		leaseW = ps[2].w
-		childEnds, ours = append(childEnds, ps[2].r), append(ours, leaseW)
+		leaseW = ps[3].w
+		childEnds, ours = append(childEnds, ps[3].r), append(ours, leaseW)
 	}
 	s.mu.Lock()
 	hold := s.hold
@@ -100,7 +106,7 @@ func (s *Supervisor) startGuard(w Want) (*jobProc, error) {
 		return nil, err
 	}
 	p := &jobProc{cmd: cmd, pgid: cmd.Process.Pid, term: w.Term, gen: w.Gen, started: time.Now(), exited: make(chan struct{}),
-		readers: []*os.File{ps[0].r, ps[1].r}, leaseW: leaseW}
+		readers: []*os.File{ps[0].r, ps[1].r}, leaseW: leaseW, life: life}
 	p.lease.Store(lease)
 	s.mu.Lock()
 	s.cur = p

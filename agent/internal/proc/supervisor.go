@@ -268,6 +268,7 @@ type jobProc struct {
 	gen     uint64
 	started time.Time
 	leaseW  *os.File      // quorum mode: renewals of the lease to the guard
+	life    *os.File      // the guard's life pipe (start.go), closed once it is reaped
 	lease   atomic.Int64  // quorum mode: the last end of the lease given to the guard
 	exited  chan struct{} // closed when the guard (the group leader) has been waited for
 	output  sync.WaitGroup
