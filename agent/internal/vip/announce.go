@@ -2,7 +2,6 @@ package vip
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -157,13 +156,32 @@ func (l *link) open(h home, ip netip.Addr) error {
 	})
 }
 
-// send sends one announcement of ip, opening the socket first if need
-// be.
-func (l *link) send(h home, ip netip.Addr) error {
+// ready opens l's socket for ip's family unless it is open.
+func (l *link) ready(h home, ip netip.Addr) error {
 	if (ip.Is4() && l.arp == nil) || (ip.Is6() && l.ndp == nil) {
 		if err := l.open(h, ip); err != nil {
 			return fmt.Errorf("open a socket on %s: %w", l.dev, err)
 		}
+	}
+	return nil
+}
+
+// send sends one announcement of ip, opening the socket first if need
+// be. A socket opened before that fails (its interface went away and came
+// back) is opened again and tried once more.
+func (l *link) send(h home, ip netip.Addr) error {
+	wasOpen := (ip.Is4() && l.arp != nil) || (ip.Is6() && l.ndp != nil)
+	err := l.sendOnce(h, ip)
+	if err != nil && wasOpen {
+		err = l.sendOnce(h, ip)
+	}
+	return err
+}
+
+// sendOnce sends one announcement of ip; a socket that fails is closed.
+func (l *link) sendOnce(h home, ip netip.Addr) error {
+	if err := l.ready(h, ip); err != nil {
+		return err
 	}
 	if ip.Is4() {
 		l.buf = garp(l.buf[:0], l.arpMAC, ip)
@@ -197,21 +215,12 @@ func unsolicitedNA(mac net.HardwareAddr, ip netip.Addr, router bool) *ndp.Neighb
 }
 
 func (l *link) close() {
-	for _, c := range l.detach() {
-		c.Close()
-	}
-}
-
-// detach takes l's open sockets out of it, for the caller to close.
-func (l *link) detach() []io.Closer {
-	var cs []io.Closer
 	if l.arp != nil {
-		cs = append(cs, l.arp)
+		l.arp.Close()
 		l.arp = nil
 	}
 	if l.ndp != nil {
-		cs = append(cs, l.ndp)
+		l.ndp.Close()
 		l.ndp = nil
 	}
-	return cs
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lanleader/lanleader/internal/syncbuf"
 	"github.com/lanleader/lanleader/internal/waitfor"
+	"github.com/mdlayher/packet"
 )
 
 // holds polls cond for d and fails t as soon as it does not hold.
@@ -82,8 +83,8 @@ func TestAcquireAnnouncesIPv4(t *testing.T) {
 		t.Errorf("States() = %+v, want the VIP up", s)
 	}
 
-	// Taken again (already there): no error, and a new burst; a burst
-	// due within the linger finds the socket open.
+	// Taken again (already there): no error, and a new burst on the
+	// same socket.
 	if err := m.Acquire(); err != nil {
 		t.Errorf("Acquire with the address already there: %v", err)
 	}
@@ -267,35 +268,71 @@ func TestReannounceDelayed(t *testing.T) {
 	}
 }
 
-// TestSocketsCloseBetweenBursts: the announcement sockets close once no
-// round is due within the linger, and open again for the next burst; a
-// leader holding them for its whole leadership made a killed agent's
-// teardown wait for their release.
-func TestSocketsCloseBetweenBursts(t *testing.T) {
+// TestSocketsOpenWithTheManager: the announcement socket opens with the
+// Manager, before any leadership, and stays the same through bursts, a
+// release and a take-over, until Close; closing it at each round's end
+// made an agent killed within the close wait a grace period of the
+// kernel's RCU before it could end. A socket that fails is opened again
+// and the announcement sent all the same.
+func TestSocketsOpenWithTheManager(t *testing.T) {
 	t.Parallel()
 	l := newLAN(t)
 	vip := mustParse(t, "198.18.1.100/24,dev="+l.devA)
 	addr := vip.Prefix.Addr()
 	tap := tapARP(t, l.nsB, l.devB)
-	an := Announce{Repeat: 2, Interval: 20 * time.Millisecond, Delay: 500 * time.Millisecond}
+	an := Announce{Repeat: 2, Interval: 20 * time.Millisecond, Delay: 200 * time.Millisecond}
 	m := l.newManager(t, Config{Addrs: []Addr{vip}, Announce: an})
-	m.smu.Lock()
-	m.linger = 100 * time.Millisecond
-	m.smu.Unlock()
+	sock := func() *packet.Conn {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if l := m.links[l.devA]; l != nil {
+			return l.arp
+		}
+		return nil
+	}
+	waitFor(t, 3*time.Second, "the socket open before any leadership", func() (bool, string) {
+		n := m.openSockets()
+		return n == 1, fmt.Sprint(n, " sockets open")
+	})
+	first := sock()
+	same := func(when string) {
+		t.Helper()
+		if s := sock(); s != first {
+			t.Errorf("%s: the ARP socket is %p, want the one opened with the Manager, %p", when, s, first)
+		}
+	}
 	if err := m.Acquire(); err != nil {
 		t.Fatal(err)
 	}
-	if n := m.openSockets(); n != 1 {
-		t.Fatalf("%d sockets open after Acquire's first announcement, want 1", n)
+	same("after Acquire")
+	waitFor(t, 3*time.Second, "the burst and the delayed burst", func() (bool, string) {
+		n := len(tap.garps(l.macA, addr))
+		return n == 2*an.Repeat, fmt.Sprint(n, " gratuitous ARPs")
+	})
+	same("after the bursts")
+	if err := m.Release(); err != nil {
+		t.Fatal(err)
 	}
-	for i, want := range []int{2, 4} {
-		waitFor(t, 3*time.Second, fmt.Sprintf("burst %d sent and its socket closed", i+1), func() (bool, string) {
-			n, open := len(tap.garps(l.macA, addr)), m.openSockets()
-			if n > want {
-				t.Fatalf("%d gratuitous ARPs before the socket of burst %d closed, want %d", n, i+1, want)
-			}
-			return n == want && open == 0, fmt.Sprintf("%d gratuitous ARPs, %d sockets open", n, open)
-		})
+	same("after Release")
+
+	// A socket that fails (closed under the Manager here; an interface
+	// gone and back in life) is opened again for the same announcement.
+	m.mu.Lock()
+	m.links[l.devA].arp.Close()
+	m.mu.Unlock()
+	if err := m.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if s := sock(); s == nil || s == first {
+		t.Errorf("after a failed socket, the ARP socket is %p, want a new one", s)
+	}
+	waitFor(t, 3*time.Second, "the first announcement of the take-over, on the new socket", func() (bool, string) {
+		n := len(tap.garps(l.macA, addr))
+		return n >= 2*an.Repeat+1, fmt.Sprint(n, " gratuitous ARPs")
+	})
+	m.Close()
+	if n := m.openSockets(); n != 0 {
+		t.Errorf("%d sockets open after Close, want 0", n)
 	}
 }
 

@@ -3,7 +3,6 @@ package vip
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -60,7 +59,6 @@ type Manager struct {
 	sched []*burst
 
 	skipped   int           // rounds skipped for being late (under smu)
-	linger    time.Duration // the sockets close once no round is due within it
 	wake      chan struct{} // cap 1: sched changed
 	quit      chan struct{}
 	done      chan struct{}
@@ -98,14 +96,13 @@ func New(cfg Config) (*Manager, error) {
 		seen[ip] = true
 	}
 	m := &Manager{
-		cfg:    cfg,
-		log:    cfg.Log,
-		home:   hereHome(),
-		links:  make(map[string]*link),
-		linger: socketLinger,
-		wake:   make(chan struct{}, 1),
-		quit:   make(chan struct{}),
-		done:   make(chan struct{}),
+		cfg:   cfg,
+		log:   cfg.Log,
+		home:  hereHome(),
+		links: make(map[string]*link),
+		wake:  make(chan struct{}, 1),
+		quit:  make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
@@ -296,11 +293,7 @@ func (m *Manager) Close() {
 // round sends one announcement of every address; m.mu is held.
 func (m *Manager) round() {
 	for _, a := range m.cfg.Addrs {
-		l := m.links[a.Dev]
-		if l == nil {
-			l = &link{dev: a.Dev}
-			m.links[a.Dev] = l
-		}
+		l := m.link(a.Dev)
 		if err := l.send(m.home, a.Prefix.Addr()); err != nil {
 			if msg := err.Error(); msg != l.failed {
 				l.failed = msg
@@ -313,6 +306,16 @@ func (m *Manager) round() {
 			m.cfg.Sent(a)
 		}
 	}
+}
+
+// link is dev's link, made on first use; m.mu is held.
+func (m *Manager) link(dev string) *link {
+	l := m.links[dev]
+	if l == nil {
+		l = &link{dev: dev}
+		m.links[dev] = l
+	}
+	return l
 }
 
 // schedule adds bs to the goroutine's bursts, after dropping the old ones
@@ -334,6 +337,7 @@ func (m *Manager) schedule(reset bool, bs ...*burst) {
 // bursts when they are due.
 func (m *Manager) run() {
 	defer close(m.done)
+	m.prime()
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
@@ -363,49 +367,30 @@ func (m *Manager) run() {
 			}
 			m.mu.Unlock()
 		}
-		if m.quiet(time.Now()) {
-			m.closeSockets()
-		}
 	}
 }
 
-// socketLinger is how long the announcement sockets stay open after a
-// round with no other round due: 0, they close after every round (an ARP
-// socket's open and close cost tens of microseconds of the agent's time,
-// off the election's path). They are not kept for the leadership's
-// length: when the agent is killed, the kernel closes its files from the
-// last opened on, and each packet socket's release waits a grace period
-// of the kernel's RCU (8 ms and more on a busy host, measured). Released
-// before the agent's end of the notice guard's pipe, they held the notice
-// back that long, and the whole failover with it. A close made by a
-// round waits that grace period too, in the Manager's goroutine: a kill
-// within it still waits for it (a few milliseconds after each round).
-const socketLinger = 0
+// The announcement sockets open with the Manager, before any leadership
+// (a packet socket's bind waits a grace period of the kernel's RCU, which
+// a take-over's first announcement must not), and stay open until Close;
+// a socket that fails is closed and opened again. A round never closes
+// one: a close waits a grace period too, in the agent's goroutine, and an
+// agent killed within it could not die, or tell its guards so, before it
+// ended. Open, they cost nothing (their filter takes no frame), and a
+// killed agent's teardown releases them after the pipes to its guards
+// (proc's top.go).
 
-// quiet tells whether no round is due within m.linger of now.
-func (m *Manager) quiet(now time.Time) bool {
-	m.smu.Lock()
-	defer m.smu.Unlock()
-	for _, b := range m.sched {
-		if b.next.Sub(now) <= m.linger {
-			return false
-		}
-	}
-	return true
-}
-
-// closeSockets closes the announcement sockets of every link (opened
-// again by the next round), without m.mu held while they close: a close
-// may wait milliseconds (socketLinger), and an Acquire must not.
-func (m *Manager) closeSockets() {
+// prime opens the sockets of every address's link and family; one that
+// fails (no link-local address yet for an NA) is opened by the first
+// round, which logs if it fails again.
+func (m *Manager) prime() {
 	m.mu.Lock()
-	var cs []io.Closer
-	for _, l := range m.links {
-		cs = append(cs, l.detach()...)
-	}
-	m.mu.Unlock()
-	for _, c := range cs {
-		c.Close()
+	defer m.mu.Unlock()
+	for _, a := range m.cfg.Addrs {
+		if m.closed {
+			return
+		}
+		m.link(a.Dev).ready(m.home, a.Prefix.Addr())
 	}
 }
 
