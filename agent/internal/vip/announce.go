@@ -77,10 +77,9 @@ func (a Announce) Validate() error {
 	return nil
 }
 
-// link is one interface's announcement sockets, opened by the first
-// announcement of a burst and closed once no round is due for a while
-// (Manager.closeSockets), at Close, or when a write fails; opened again
-// by the next announcement.
+// link is one interface's announcement sockets, opened with the Manager
+// (Manager.prime) or by the first announcement that finds them closed,
+// and closed at Close or when a write fails.
 type link struct {
 	dev    string
 	arpMAC net.HardwareAddr // the interface's address when arp was opened
