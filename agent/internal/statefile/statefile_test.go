@@ -1,9 +1,11 @@
 package statefile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -38,5 +40,87 @@ func TestFile(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "nodir", "state")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing directory: %v", err)
+	}
+}
+
+// inode is the inode number of the file at path.
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// TestSaveInPlace: once the file exists, a term of the same length or
+// one digit longer is written over it (the same inode: no rename, no
+// temporary file); a file that is not such a line (longer than the new
+// one) is replaced whole.
+func TestSaveInPlace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state")
+	if err := Save(path, 98); err != nil {
+		t.Fatal(err)
+	}
+	ino := inode(t, path)
+	for _, term := range []uint64{99, 100, 101} {
+		if err := Save(path, term); err != nil {
+			t.Fatal(err)
+		}
+		if got := inode(t, path); got != ino {
+			t.Errorf("saving %d replaced the file (inode %d, was %d), want it written in place", term, got, ino)
+		}
+		if b, _ := os.ReadFile(path); string(b) != fmt.Sprintf("voted_term %d\n", term) {
+			t.Errorf("after saving %d the file holds %q", term, b)
+		}
+	}
+	os.WriteFile(path, []byte("voted_term 101\n\n\n\n\n\n"), 0o600)
+	ino = inode(t, path)
+	if err := Save(path, 102); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "voted_term 102\n" || inode(t, path) == ino {
+		t.Errorf("a longer file: after saving 102 it holds %q (inode %d, was %d), want the line alone in a new file", b, inode(t, path), ino)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left in the directory: %v (temporary files?)", ents)
+	}
+}
+
+// A grown line's crash: the old length with the new digits reads as the
+// new term.
+func TestLoadNewDigitsOldLength(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state")
+	os.WriteFile(path, []byte("voted_term 100"), 0o600)
+	if n, err := Load(path); err != nil || n != 100 {
+		t.Errorf("%d, %v; want 100", n, err)
+	}
+}
+
+// BenchmarkSave: a vote written in place (the file exists) against the
+// first write's new file renamed over it, on the file system of the test's
+// temporary directory (-benchtime, and TMPDIR to choose the disk).
+func BenchmarkSave(b *testing.B) {
+	for _, mode := range []string{"in place", "replace"} {
+		b.Run(mode, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "state")
+			if err := Save(path, 1); err != nil {
+				b.Fatal(err)
+			}
+			term := uint64(1 << 40)
+			for b.Loop() {
+				term++
+				var err error
+				if mode == "in place" {
+					err = Save(path, term)
+				} else {
+					err = replace(path, fmt.Appendf(nil, "voted_term %d\n", term))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
