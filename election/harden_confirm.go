@@ -122,7 +122,7 @@ type stability struct {
 // probeEvery is the time between two PROBEs of one confirmation: they
 // go out in the first half of ConfirmTimeout, so that the answer to the
 // last one has the other half to come back (125µs apart at the default
-// 5ms, 25µs at 1ms). A wait stretched to slow
+// 5ms, 75µs at 3ms). A wait stretched to slow
 // round trips (harden_rtt.go) only waits longer for the answers: the PROBEs go
 // out as fast, so that the time to the first answer, which the estimate
 // takes from the first PROBE, is never off by more than this half.

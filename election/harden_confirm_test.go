@@ -25,7 +25,7 @@ func probeMsg(from NodeID, term uint64, leader NodeID, age time.Duration) Event 
 
 func TestConfirmTimeoutDefault(t *testing.T) {
 	for _, c := range []struct{ hb, want time.Duration }{
-		{100 * ms, 5 * ms}, {10 * ms, ms}, {time.Second, 5 * ms}, {40 * ms, 2 * ms},
+		{100 * ms, 5 * ms}, {10 * ms, 3 * ms}, {time.Second, 5 * ms}, {80 * ms, 4 * ms}, {40 * ms, 3 * ms},
 	} {
 		cfg := Config{ID: 1, HeartbeatInterval: c.hb}
 		if got := cfg.WithDefaults().ConfirmTimeout; got != c.want {
