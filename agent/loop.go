@@ -306,17 +306,26 @@ func (a *Agent) onPacket(p packet) {
 		}
 	}
 	if p.msg.Type == wire.TypeNotice {
-		// A crashed leader's guard: its job is dead. Only the leadership
-		// this node follows ends with it (election.NoticeActs).
-		if !election.NoticeActs(l.prev, p.msg.From, p.msg.Term) {
+		// A crashed leader's guard: its job is dead. The leadership this
+		// node follows ends with it (election.NoticeActs); so does, in
+		// quorum mode, this node's vote for it, even when this node
+		// stopped following it first (another's claim heard before the
+		// notice, election.NoticeReleases): kept, the vote would hold up
+		// the new leader until the dead one's lease ran out.
+		switch {
+		case election.NoticeActs(l.prev, p.msg.From, p.msg.Term):
+			a.log.Info("the leader's guard says it is gone, and its job with it: electing now", "leader", a.nameOf(p.msg.From),
+				"leader_id", p.msg.From, "term", p.msg.Term)
+			a.lead.HeardResign() // no takeover wait: its job is dead
+		case election.NoticeReleases(l.prev, p.msg.From, p.msg.Term):
+			a.log.Info("the leader's guard says it is gone, and its job with it: this node's vote for it is free", "leader", a.nameOf(p.msg.From),
+				"leader_id", p.msg.From, "term", p.msg.Term)
+		default:
 			a.met.PacketsDropped.WithLabelValues("notice").Inc()
-			a.log.Debug("dropped a notice of a leadership this node does not follow", "from", p.msg.From, "term", p.msg.Term,
+			a.log.Debug("dropped a notice of a leadership this node neither follows nor voted for", "from", p.msg.From, "term", p.msg.Term,
 				"leader_id", l.prev.Leader, "term_followed", l.prev.Term)
 			return
 		}
-		a.log.Info("the leader's guard says it is gone, and its job with it: electing now", "leader", a.nameOf(p.msg.From),
-			"leader_id", p.msg.From, "term", p.msg.Term)
-		a.lead.HeardResign() // no takeover wait: its job is dead
 		a.step(p.at, election.Event{Kind: election.EvMessage, Msg: p.msg})
 		return
 	}

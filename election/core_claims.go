@@ -213,6 +213,15 @@ func NoticeActs(st Status, from NodeID, term uint64) bool {
 	return from != 0 && from != st.Self.ID && from == st.Leader && term == st.Term
 }
 
+// NoticeReleases reports whether a NOTICE from leader of term would free
+// the vote st gave it in quorum mode: st voted last in exactly that term,
+// for from. It may no longer follow from (another claim heard first);
+// the vote is freed all the same (onNotice). Drivers count a notice that
+// neither acts nor releases as dropped.
+func NoticeReleases(st Status, from NodeID, term uint64) bool {
+	return from != 0 && from != st.Self.ID && from == st.VotedFor && term == st.VotedTerm
+}
+
 func (c *core) onResign(from Key, term uint64) {
 	// The resigner stays out of elections for its hold-off, counted from
 	// when it sent RESIGN. Stop leaving it out a little earlier (T, which

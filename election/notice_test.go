@@ -62,3 +62,32 @@ func TestNoticeReleasesThatTermOnly(t *testing.T) {
 		t.Fatalf("no support for 2 after 3's notice of term 1: %q", actStrings(acts))
 	}
 }
+
+// NoticeActs and NoticeReleases, the drivers' filter: a notice acts on
+// the leadership followed in exactly its term, and releases the vote
+// given to its sender in exactly that term, followed or not (node 1 has
+// heard node 2's claim and no longer follows 3); anything else is
+// dropped.
+func TestNoticeFilter(t *testing.T) {
+	following := Status{Self: key(1), Term: 1, Leader: 3, VotedTerm: 1, VotedFor: 3}
+	left := Status{Self: key(1), Term: 1, Leader: 0, VotedTerm: 1, VotedFor: 3}
+	for _, tc := range []struct {
+		name           string
+		st             Status
+		from           NodeID
+		term           uint64
+		acts, releases bool
+	}{
+		{"the leader followed, its term", following, 3, 1, true, true},
+		{"the leader followed, another term", following, 3, 2, false, false},
+		{"another node", following, 2, 1, false, false},
+		{"no longer followed, voted for in that term", left, 3, 1, false, true},
+		{"no longer followed, an earlier term", left, 3, 0, false, false},
+		{"itself", Status{Self: key(3), Term: 1, Leader: 3, VotedTerm: 1, VotedFor: 3}, 3, 1, false, false},
+		{"no sender", Status{Self: key(1)}, 0, 0, false, false},
+	} {
+		if a, r := NoticeActs(tc.st, tc.from, tc.term), NoticeReleases(tc.st, tc.from, tc.term); a != tc.acts || r != tc.releases {
+			t.Errorf("%s: acts %v releases %v, want %v %v", tc.name, a, r, tc.acts, tc.releases)
+		}
+	}
+}

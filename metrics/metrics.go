@@ -75,7 +75,7 @@ var DropReasons = []string{
 	"auth",     // with a key: no tag, or a tag that does not verify (without a key: a signed packet)
 	"replay",   // with a key: a sequence number seen before, or an earlier run of its sender
 	"outsider", // from a member that takes no part in elections (it runs another --algorithm)
-	"notice",   // a NOTICE (a crashed leader's guard's) of a leadership this node does not follow: another leader, another term
+	"notice",   // a NOTICE (a crashed leader's guard's) of a leadership this node neither follows nor voted for: another leader, another term
 	"sndbuf",   // one this node sent that its kernel could not take at once (the socket's send buffer full)
 }
 
