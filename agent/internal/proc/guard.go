@@ -115,6 +115,7 @@ func guardMain(argv []string) int {
 	// ignored: an ignored signal would stay ignored in the job).
 	signal.Notify(sigs, guardDeathSignal, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
 	watchLife()
+	subreaper = becomeSubreaper() // before the job: what it leaves comes to us (reap.go)
 	done, status, err := guardStart(argv, sigs)
 	if errors.Is(err, errStoppedBeforeStart) {
 		fmt.Fprintln(os.Stderr, "lanleader job guard: told to stop before the job started; not starting it")
@@ -215,11 +216,16 @@ func guardStart(argv []string, sigs chan os.Signal) (done chan struct{}, status 
 	}
 	done, status = make(chan struct{}), new(int)
 	go func() {
-		cmd.Wait()
+		if subreaper {
+			*status = waitStatus(reapChildren(cmd.Process.Pid))
+			cmd.Process.Release()
+		} else {
+			cmd.Wait()
+			*status = exitStatus(cmd.ProcessState)
+		}
 		// The rest of its output, unless something it left holds the
 		// pipe (the agent kills the group then).
 		waitOutput(&relays, readers...)
-		*status = exitStatus(cmd.ProcessState)
 		close(done)
 	}()
 	return done, status, nil

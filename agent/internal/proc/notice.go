@@ -448,16 +448,26 @@ func guardHold() {
 // holdFD is the hold pipe a holding guard keeps.
 var holdFD = -1
 
+// subreaper: this job guard is a child subreaper, and reaps every child
+// it has (reap.go).
+var subreaper bool
+
 // endGroup kills the job's process group pg. A guard that holds the hold
 // pipe kills every other process of it and returns only once none is
 // left (a zombie does not count), however long that takes, closing the
 // pipe then: that is the notice guard's word that no job runs. Otherwise
 // it SIGKILLs the whole group, itself included, at once; so does a guard
-// that cannot read /proc.
+// that cannot read /proc. A subreaper guard with no child left knows
+// that none is left without reading /proc (reap.go).
 func endGroup(pg int) {
 	self := os.Getpid()
 	wait := time.Millisecond
 	for {
+		if holding && subreaper && noChildren() {
+			syscall.Close(holdFD)
+			holdFD = -1
+			return
+		}
 		others, ok := groupMembers(pg, self)
 		if !holding || !ok {
 			syscall.Kill(-pg, syscall.SIGKILL)
