@@ -52,3 +52,21 @@ exec sleep 1000
 		t.Fatalf("the guard %d is gone: it should run as long as its job", guard)
 	}
 }
+
+// BenchmarkScanGroup is one look through /proc for the processes of a
+// group, the guard's way when it has children left (endGroup): a read
+// of every process's stat file, so it costs in proportion to the host's
+// processes. BenchmarkNoChildren is the question a subreaper guard asks
+// instead.
+func BenchmarkScanGroup(b *testing.B) {
+	pg := syscall.Getpgrp()
+	for b.Loop() {
+		groupMembers(pg, 0)
+	}
+}
+
+func BenchmarkNoChildren(b *testing.B) {
+	for b.Loop() {
+		noChildren()
+	}
+}
