@@ -15,10 +15,19 @@ func exitStatus(st *os.ProcessState) int {
 	if st == nil {
 		return -1
 	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok {
+		return waitStatus(ws)
 	}
 	return st.ExitCode()
+}
+
+// waitStatus is ws as a shell gives it: the exit code, or 128 plus the
+// signal that ended the process.
+func waitStatus(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
 }
 
 // DescribeExit says how a process ended, for the log and /status:

@@ -56,12 +56,3 @@ func noChildren() bool {
 	var info unix.Siginfo
 	return unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil) == unix.ECHILD
 }
-
-// waitStatus is ws as a shell gives it: the exit code, or 128 plus the
-// signal that ended the process.
-func waitStatus(ws syscall.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ws.ExitStatus()
-}
